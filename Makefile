@@ -1,0 +1,119 @@
+# hwt top-level build.  Plain GNU make; every layer is picked up by wildcard,
+# so adding a .c file to lib/, tools/, tests/unit/, bench/ or fuzz/ needs no
+# edit here.
+#
+#   make            deps + libhwt (static, shared), build/hwt, plugin, tests, benches
+#   make check      all tests, in the normal build and in an ASan+UBSan build
+#   make demo       record a real program under the emulated PT unit and show its flow
+#   make bench      benchmarks against the anchors (libipt, perf script, qemu)
+#   make fuzz       longer fuzzing runs
+#
+# BUILD=dir selects the output folder (default build/); SAN=1 adds
+# -fsanitize=address,undefined.  Several builds can coexist.
+
+BUILD ?= build
+SAN ?= 0
+CC ?= cc
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+
+VERSION := 0.1.0
+CORPUS ?= $(abspath $(CURDIR)/../shared/corpus/libipt-ptt)
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Ilib -DHWT_VERSION='"$(VERSION)"'
+LDLIBS_LIB := -lelf -ldw -lZydis -lpthread
+ifeq ($(SAN),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRCS := $(sort $(shell find lib -name '*.c'))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
+TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+EMU_SRCS := $(sort $(wildcard emu/*.c))
+FUZZ_SRCS := $(sort $(wildcard fuzz/*.c))
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/fuzz/%)
+
+LIBA := $(BUILD)/libhwt.a
+LIBSO := $(BUILD)/libhwt.so
+HWT := $(BUILD)/hwt
+PLUGIN := $(BUILD)/hwt-pt-plugin.so
+
+.PHONY: all build deps check demo bench fuzz clean format tests
+
+all: deps
+	$(Q)$(MAKE) --no-print-directory build
+
+build: $(LIBA) $(LIBSO) $(HWT) $(if $(EMU_SRCS),$(PLUGIN)) $(TEST_BINS) $(BENCH_BINS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBA): $(LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJS)
+	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS_LIB)
+
+$(HWT): $(TOOL_OBJS) $(LIBA)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(LIBA) $(LDLIBS_LIB)
+
+# The QEMU plugin is loaded into a qemu that is not built with sanitizers,
+# so it never gets -fsanitize; it links its own copy of the library objects.
+EMU_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
+$(PLUGIN): $(EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(EMU_CFLAGS) -fvisibility=hidden -shared -o $@ $(EMU_SRCS) $(LIB_SRCS) $(LDLIBS_LIB)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBA) tests/unit/t.h
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS_LIB) -lipt
+
+$(BUILD)/bench/%: bench/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS_LIB) -lipt
+
+# libFuzzer targets: clang, own instrumented copy of the library.
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -DHWT_VERSION='"$(VERSION)"' \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+build-fuzz/fuzz/%: fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(LDLIBS_LIB)
+
+tests: build
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory build BUILD=build
+	$(Q)$(MAKE) --no-print-directory build BUILD=build-asan SAN=1
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)CORPUS=$(CORPUS) scripts/check.sh build build-asan build-fuzz
+
+demo: all
+	$(Q)scripts/demo.sh $(BUILD)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory build BUILD=build
+	$(Q)CORPUS=$(CORPUS) scripts/bench.sh build
+
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} scripts/fuzz.sh build-fuzz
+
+format:
+	clang-format -i $$(find include lib tools emu tests bench fuzz -name '*.[ch]')
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Runs every test of one build and counts results.
+#
+# A test is a program in $BUILD/tests/ (from tests/unit/*.c) or a script
+# tests/corpus/*.sh, tests/e2e/*.sh.  Each prints one line per case:
+#   PASS <name>     FAIL <name>: <why>     SKIP <name>: <why>
+# A test that exits non-zero without printing FAIL counts as one failure.
+# Scripts get HWT_BUILD (the build folder), HWT_SAN (1 in a sanitizer build)
+# and CORPUS (the libipt-ptt corpus).  Writes "<pass> <fail> <skip>" to the
+# file named by $HWT_COUNTS if set, and ends with the summary line.
+#
+# usage: tests/run.sh BUILD [FILTER]   (FILTER: substring of test names)
+set -u
+BUILD=${1:?usage: tests/run.sh BUILD [FILTER]}
+FILTER=${2:-}
+export HWT_BUILD=$BUILD
+export CORPUS=${CORPUS:-$(cd "$(dirname "$0")/../.." && pwd)/shared/corpus/libipt-ptt}
+case "$BUILD" in *asan*) export HWT_SAN=1 ;; *) export HWT_SAN=${HWT_SAN:-0} ;; esac
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+pass=0 fail=0 skip=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run_one() {
+	local name=$1
+	shift
+	[ -n "$FILTER" ] && [[ "$name" != *"$FILTER"* ]] && return
+	local t0=$SECONDS
+	"$@" >"$log" 2>&1
+	local rc=$?
+	local p f s
+	p=$(grep -c '^PASS ' "$log")
+	f=$(grep -c '^FAIL ' "$log")
+	s=$(grep -c '^SKIP ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "FAIL $name: exited with status $rc; last output:"
+		tail -n 15 "$log" | sed 's/^/    /'
+	fi
+	grep '^FAIL ' "$log" | head -n 40
+	[ "$f" -gt 40 ] && echo "    ... $((f - 40)) more failures in $name"
+	printf '  %-28s %5d passed %4d failed %4d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+}
+
+echo "== tests in $BUILD"
+for t in "$BUILD"/tests/*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for t in tests/corpus/*.sh tests/e2e/*.sh; do
+	[ -f "$t" ] || continue
+	run_one "$(basename "$t" .sh)" bash "$t"
+done
+[ -n "${HWT_COUNTS:-}" ] && echo "$pass $fail $skip" >"$HWT_COUNTS"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

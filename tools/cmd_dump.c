@@ -1,0 +1,16 @@
+/* tools/cmd_dump.c - "hwt dump" (not implemented yet). */
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] = "usage: hwt dump [--help]\n";
+
+int hwt_cmd_dump(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	cli_err("dump", "not implemented yet");
+	return 2;
+}
