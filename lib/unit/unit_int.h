@@ -1,0 +1,56 @@
+/* lib/unit/unit_int.h - internals shared by the trace-unit backends and the
+ * session: the perf_event_open/mmap/AUX helpers (perf_aux.c) and the
+ * generic sysfs-described hardware unit that intel_pt, intel_bts, arm_spe
+ * and cs_etm are instances of.  Not installed. */
+#ifndef HWT_LIB_UNIT_INT_H
+#define HWT_LIB_UNIT_INT_H
+
+#include <stdarg.h>
+#include <sys/types.h>
+
+#include "hwt/unit.h"
+
+/* The backends' ops tables (registry.c lists them). */
+extern const struct hwt_unit_ops hwt_unit_intel_pt;
+extern const struct hwt_unit_ops hwt_unit_intel_bts;
+extern const struct hwt_unit_ops hwt_unit_arm_spe;
+extern const struct hwt_unit_ops hwt_unit_cs_etm;
+extern const struct hwt_unit_ops hwt_unit_dummy;
+
+/* A one-line error for the session (what failed, on what, what to do). */
+void hwt_session_set_err(struct hwt_session *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *hwt_session_err(const struct hwt_session *s);
+
+/* perf_event_open(2); returns the fd or -1 with errno. */
+int hwt_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+		  unsigned long flags);
+/* Explain a failed perf_event_open / mmap (errno e) in one line. */
+void hwt_perf_explain(int e, const char *what, const struct perf_event_attr *attr, pid_t pid,
+		      int cpu, char *err, size_t errlen);
+/* kernel.perf_event_paranoid, or 99 if unreadable. */
+int hwt_perf_paranoid(void);
+/* Map st->fd: control page + data ring (data_bytes) and, if aux_bytes,
+ * the AUX ring (read-only in overwrite mode); set up st->ring.  Returns 0
+ * or a negative error with err filled. */
+int hwt_perf_map(struct hwt_stream *st, uint64_t data_bytes, uint64_t aux_bytes, int overwrite,
+		 char *err, size_t errlen);
+void hwt_perf_unmap(struct hwt_stream *st);
+
+/* The generic sysfs-described AUX unit. */
+struct hwt_hw_desc {
+	const char *name;	   /* PMU name in sysfs */
+	const char *what;	   /* "Intel PT", "Arm SPE", ... for messages */
+	const char *default_terms; /* applied when the PMU has the term */
+};
+int hwt_hw_probe(const struct hwt_hw_desc *d, struct hwt_unit_info *info);
+int hwt_hw_configure(const struct hwt_hw_desc *d, struct hwt_session *s, const char *terms,
+		     char *err, size_t errlen);
+int hwt_hw_open(struct hwt_session *s, pid_t tid, int cpu);
+int hwt_hw_enable(struct hwt_session *s);
+int hwt_hw_disable(struct hwt_session *s);
+void hwt_hw_close(struct hwt_session *s);
+/* The PMU read at configure time (NULL for dummy / emulated). */
+const struct hwt_pmu *hwt_hw_pmu(struct hwt_session *s);
+
+#endif

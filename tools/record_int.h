@@ -1,0 +1,38 @@
+/* tools/record_int.h - the perf.data sink of "hwt record" (record_sink.c). */
+#ifndef HWT_TOOLS_RECORD_INT_H
+#define HWT_TOOLS_RECORD_INT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hwt/perf_data.h"
+#include "hwt/unit.h"
+
+struct hwt_record {
+	struct hwt_perf_writer *w;
+	struct hwt_session *s;
+	char path[4096];
+	int err;		/* first writer error */
+	uint64_t records;	/* sideband records copied */
+	uint64_t bytes_written; /* file size after finish */
+	uint64_t round_mark;	/* records at the last FINISHED_ROUND */
+};
+
+/* The session sink that writes into rec (valid once begin() ran). */
+void hwt_record_sink(struct hwt_record *rec, struct hwt_sink *sink);
+/* Rename an existing path to path.old and create path (0600). */
+int hwt_record_open_output(struct hwt_record *rec, const char *path, int argc, char **argv,
+			   char *err, size_t errlen);
+/* After the session started: attrs, PMU mappings, AUXTRACE_INFO, ID_INDEX;
+ * for attach_pid > 0 the synthesized COMM and MMAP2 of the process. */
+int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *event,
+		     pid_t attach_pid, char *err, size_t errlen);
+/* TIME_CONV, features, header; closes the file. */
+int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, size_t errlen);
+/* A FINISHED_ROUND after a pump that copied records (perf sorts by time
+ * within rounds). */
+int hwt_record_round(struct hwt_record *rec);
+/* Setup failed: remove the new file. */
+void hwt_record_abort(struct hwt_record *rec);
+
+#endif

@@ -1,0 +1,303 @@
+/* tools/record_sink.c - the perf.data sink of "hwt record".
+ *
+ * The session hands over each stream's data-ring records (copied as is:
+ * they carry the sample_id trailer of the attrs declared in begin()) and
+ * its AUX ranges (written as AUXTRACE records: offset = position in the
+ * stream's AUX ring, idx = stream index, tid/cpu of the stream).  What
+ * perf itself would synthesize is added here: AUXTRACE_INFO (from the
+ * unit), ID_INDEX, for -p/-t the COMM and MMAP2 records of the running
+ * process (from /proc), TIME_CONV at the end.  Owns the writer.
+ */
+#include <dirent.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hwt/error.h"
+#include "hwt/perf_records.h"
+#include "record_int.h"
+
+/* Control-page fields read for TIME_CONV beyond those pinned in
+ * hwt/perf_records.h. */
+_Static_assert(offsetof(struct perf_event_mmap_page, capabilities) == 40, "mmap_page.caps");
+_Static_assert(offsetof(struct perf_event_mmap_page, time_cycles) == 80, "mmap_page.time_cycles");
+_Static_assert(offsetof(struct perf_event_mmap_page, time_mask) == 88, "mmap_page.time_mask");
+
+static int stream_index(struct hwt_record *rec, const struct hwt_stream *st)
+{
+	struct hwt_stream **v;
+	size_t n = rec->s ? hwt_session_streams(rec->s, &v) : 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == st)
+			return (int)i;
+	return 0;
+}
+
+static int sink_record(void *arg, struct hwt_stream *st, const struct perf_event_header *h)
+{
+	struct hwt_record *rec = arg;
+	(void)st;
+	int e = hwt_perf_writer_write_raw(rec->w, h, h->size, NULL, 0);
+	if (e && !rec->err)
+		rec->err = e;
+	rec->records++;
+	return e;
+}
+
+static int sink_aux(void *arg, struct hwt_stream *st, const struct hwt_ring_span *sp)
+{
+	struct hwt_record *rec = arg;
+	struct hwt_perf_auxtrace_desc d = {
+	    .offset = sp->pos,
+	    .reference = 0,
+	    .idx = (uint32_t)stream_index(rec, st),
+	    .tid = (uint32_t)st->tid,
+	    .cpu = (uint32_t)st->cpu,
+	};
+	int e = hwt_perf_writer_write_auxtrace(rec->w, &d, sp->p1, sp->n1, sp->p2, sp->n2);
+	if (e && !rec->err)
+		rec->err = e;
+	return e;
+}
+
+void hwt_record_sink(struct hwt_record *rec, struct hwt_sink *sink)
+{
+	memset(sink, 0, sizeof(*sink));
+	sink->arg = rec;
+	sink->record = sink_record;
+	sink->aux = sink_aux;
+}
+
+int hwt_record_open_output(struct hwt_record *rec, const char *path, int argc, char **argv,
+			   char *err, size_t errlen)
+{
+	struct stat sb;
+	snprintf(rec->path, sizeof(rec->path), "%s", path);
+	if (!lstat(path, &sb)) {
+		char old[4200];
+		snprintf(old, sizeof(old), "%s.old", path);
+		if (rename(path, old)) {
+			snprintf(err, errlen, "cannot rename '%s' to '%s': %s", path, old,
+				 strerror(errno));
+			return HWT_ERR_IO;
+		}
+	}
+	struct hwt_perf_writer_config cfg;
+	hwt_perf_writer_config_init(&cfg);
+	cfg.mode = 0600;
+	cfg.argc = argc + 1;
+	char **av = calloc((size_t)argc + 2, sizeof(char *));
+	if (!av)
+		return HWT_ERR_NOMEM;
+	av[0] = "hwt";
+	for (int i = 0; i < argc; i++)
+		av[i + 1] = argv[i];
+	cfg.argv = av;
+	rec->w = hwt_perf_writer_alloc(&cfg);
+	free(av);
+	if (!rec->w)
+		return HWT_ERR_NOMEM;
+	int e = hwt_perf_writer_open(rec->w, path);
+	if (e) {
+		snprintf(err, errlen, "cannot write '%s': %s (choose another file with -o)", path,
+			 strerror(errno));
+		hwt_perf_writer_free(rec->w);
+		rec->w = NULL;
+		return e;
+	}
+	return 0;
+}
+
+void hwt_record_abort(struct hwt_record *rec)
+{
+	if (rec->w) {
+		hwt_perf_writer_free(rec->w);
+		rec->w = NULL;
+		unlink(rec->path);
+	}
+}
+
+/* Synthesize COMM and executable MMAP2 records for a running process. */
+static int synth_process(struct hwt_record *rec, pid_t pid, uint64_t id)
+{
+	char path[64], line[4096 + 256];
+	struct hwt_perf_sample_id sid;
+	memset(&sid, 0, sizeof(sid));
+	sid.id = sid.identifier = id;
+	sid.pid = (uint32_t)pid;
+	char comm[64] = "";
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	int e = 0;
+	if (d) {
+		struct dirent *de;
+		while (!e && (de = readdir(d))) {
+			if (de->d_name[0] < '0' || de->d_name[0] > '9')
+				continue;
+			uint32_t tid = (uint32_t)atoi(de->d_name);
+			char tcomm[64] = "";
+			snprintf(line, sizeof(line), "/proc/%d/task/%u/comm", (int)pid, tid);
+			FILE *tf = fopen(line, "r");
+			if (tf) {
+				if (fgets(tcomm, sizeof(tcomm), tf))
+					tcomm[strcspn(tcomm, "\n")] = 0;
+				fclose(tf);
+			}
+			sid.tid = tid;
+			e = hwt_perf_writer_write_comm(rec->w, (uint32_t)pid, tid,
+						       tcomm[0] ? tcomm : comm, 0, &sid);
+		}
+		closedir(d);
+	}
+	sid.tid = (uint32_t)pid;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return e;
+	while (!e && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, ino;
+		char perms[8], dev[16];
+		int n = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu %n", &lo, &hi, perms, &off, dev,
+			   &ino, &n) < 6)
+			continue;
+		char *name = line + n;
+		name[strcspn(name, "\n")] = 0;
+		if (perms[2] != 'x')
+			continue;
+		uint32_t prot = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
+				(perms[1] == 'w' ? PROT_WRITE : 0);
+		uint32_t flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		if (!name[0])
+			name = "//anon";
+		e = hwt_perf_writer_write_mmap2(rec->w, (uint32_t)pid, (uint32_t)pid, lo, hi - lo,
+						off, prot, flags, name, PERF_RECORD_MISC_USER,
+						&sid);
+	}
+	fclose(f);
+	return e;
+}
+
+int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *event,
+		     pid_t attach_pid, char *err, size_t errlen)
+{
+	rec->s = s;
+	const struct hwt_unit_ops *unit = hwt_session_unit(s);
+	struct hwt_stream **v;
+	size_t n = hwt_session_streams(s, &v);
+	uint64_t *ids = calloc(n + 1, sizeof(uint64_t)), *sb_ids = calloc(n + 1, sizeof(uint64_t));
+	struct hwt_perf_id_index_entry *idx = calloc(2 * n + 1, sizeof(*idx));
+	size_t nids = 0, nsb = 0, nidx = 0;
+	int e = 0;
+	if (!ids || !sb_ids || !idx) {
+		e = HWT_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i]->id)
+			ids[nids++] = v[i]->id;
+		if (v[i]->sb_id && v[i]->sb_id != v[i]->id)
+			sb_ids[nsb++] = v[i]->sb_id;
+		uint64_t cpu = (uint64_t)(int64_t)v[i]->cpu, tid = (uint64_t)(int64_t)v[i]->tid;
+		if (v[i]->id)
+			idx[nidx++] = (struct hwt_perf_id_index_entry){v[i]->id, i, cpu, tid};
+		if (v[i]->sb_id && v[i]->sb_id != v[i]->id)
+			idx[nidx++] = (struct hwt_perf_id_index_entry){v[i]->sb_id, i, cpu, tid};
+	}
+	char name[128];
+	int is_dummy = !strcmp(unit->name, "dummy");
+	if (is_dummy)
+		snprintf(name, sizeof(name), "dummy:u");
+	else if (strchr(event, '/'))
+		snprintf(name, sizeof(name), "%s", event);
+	else
+		snprintf(name, sizeof(name), "%s//u", event);
+	struct perf_event_attr sb;
+	const struct perf_event_attr *sbp = hwt_session_sb_attr(s);
+	if (unit->emulated) {
+		ids[0] = HWT_EMU_ID_TRACE;
+		nids = 1;
+		hwt_perf_attr_sideband(&sb, 0);
+		sbp = &sb;
+		sb_ids[0] = HWT_EMU_ID_SIDEBAND;
+		nsb = 1;
+	}
+	e = hwt_perf_writer_add_attr(rec->w, hwt_session_attr(s), name, ids, nids);
+	if (e >= 0 && sbp && !is_dummy)
+		e = hwt_perf_writer_add_attr(rec->w, sbp, "dummy:u", sb_ids, nsb);
+	if (e >= 0 && !is_dummy)
+		e = hwt_perf_writer_add_pmu(rec->w, unit->name, hwt_session_attr(s)->type);
+	if (e < 0)
+		goto out;
+	e = 0;
+	if (unit->auxtrace_info) {
+		uint64_t priv[64];
+		int k = unit->auxtrace_info(s, priv, 64);
+		if (k > 0)
+			e = hwt_perf_writer_write_auxtrace_info(rec->w, HWT_PERF_AUXTRACE_INTEL_PT,
+								priv, (size_t)k);
+	}
+	if (!e && nidx && !is_dummy && !unit->emulated)
+		e = hwt_perf_writer_write_id_index(rec->w, idx, nidx);
+	if (!e && attach_pid > 0)
+		e = synth_process(rec, attach_pid, nsb ? sb_ids[0] : nids ? ids[0] : 0);
+out:
+	if (e < 0)
+		snprintf(err, errlen, "cannot write '%s': %s", rec->path, hwt_errstr(e));
+	free(ids);
+	free(sb_ids);
+	free(idx);
+	return e < 0 ? e : 0;
+}
+
+int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, size_t errlen)
+{
+	struct hwt_stream **v;
+	size_t n = hwt_session_streams(s, &v);
+	int e = 0;
+	if (n && v[0]->ring.ctl && v[0]->ring.ctl->cap_user_time_zero) {
+		const struct perf_event_mmap_page *pg = v[0]->ring.ctl;
+		struct hwt_perf_rec_time_conv tc;
+		memset(&tc, 0, sizeof(tc));
+		tc.time_shift = pg->time_shift;
+		tc.time_mult = pg->time_mult;
+		tc.time_zero = pg->time_zero;
+		tc.time_cycles = pg->time_cycles;
+		tc.time_mask = pg->time_mask;
+		tc.cap_user_time_zero = 1;
+		tc.cap_user_time_short = pg->cap_user_time_short;
+		e = hwt_perf_writer_write_time_conv(rec->w, &tc);
+	}
+	if (!e)
+		e = hwt_perf_writer_finish(rec->w);
+	hwt_perf_writer_free(rec->w);
+	rec->w = NULL;
+	if (e) {
+		snprintf(err, errlen, "cannot write '%s': %s", rec->path, hwt_errstr(e));
+		return e;
+	}
+	struct stat sb;
+	if (!stat(rec->path, &sb))
+		rec->bytes_written = (uint64_t)sb.st_size;
+	return 0;
+}
+
+int hwt_record_round(struct hwt_record *rec)
+{
+	if (!rec->w || rec->records == rec->round_mark)
+		return 0;
+	rec->round_mark = rec->records;
+	return hwt_perf_writer_write_finished_round(rec->w);
+}
