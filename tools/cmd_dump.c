@@ -1,16 +1,512 @@
-/* tools/cmd_dump.c - "hwt dump" (not implemented yet). */
+/* tools/cmd_dump.c - "hwt dump": list the packets of a raw Intel PT stream,
+ * line for line as libipt's ptdump prints them (same option names).
+ *
+ * Flow: parse options into a struct hwt_pt_config and hwt_ptdump_opts,
+ * map the file, sync to the first PSB (or start at 0 with --no-sync), then
+ * render each packet with lib/out/ptdump.c into a large output buffer.  A
+ * decode error prints "[<offset>: error decoding packet: <error>]", the
+ * decoder moves to the next PSB and the tracking state restarts.
+ *
+ * Input formats: a raw PT stream (a regular file is mapped, a pipe is read
+ * to its end).  A perf.data file (PERFILE2 magic) is recognised and routed
+ * to dump_perf_data(), the hook for dumping the AUX trace of a recording
+ * (not implemented yet).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "cli.h"
+#include "hwt/pt_config.h"
+#include "hwt/pt_packet.h"
+#include "out/ptdump.h"
 
-static const char usage_text[] = "usage: hwt dump [--help]\n";
+static const char usage_text[] =
+    "usage: hwt dump [OPTIONS] FILE[:FROM[-TO]]\n"
+    "\n"
+    "Print the packets of a raw Intel PT stream, one per line, as libipt's\n"
+    "ptdump does.  FROM/TO select a byte range of FILE.\n"
+    "\n"
+    "options:\n"
+    "  --help|-h                 this text\n"
+    "  --no-sync                 start at offset 0 instead of the first PSB\n"
+    "  --quiet                   print only errors\n"
+    "  --no-pad                  hide PAD packets\n"
+    "  --no-timing               hide timing packets\n"
+    "  --no-cyc                  hide CYC packets and ignore them for time\n"
+    "  --no-offset               drop the offset column\n"
+    "  --raw                     add a column with the packet bytes\n"
+    "  --lastip                  show the reconstructed IP on IP packets\n"
+    "  --exec-mode               show the execution mode on mode.exec\n"
+    "  --time                    show the estimated TSC on timing packets\n"
+    "  --tcal                    show the time calibration (fcr) instead\n"
+    "  --time-delta              show time (or fcr) as a delta to the last one\n"
+    "  --no-tcal                 do not calibrate (CYC packets cannot be used)\n"
+    "  --no-wall-clock           accept time without a TSC (relative time)\n"
+    "  --keep-tcal-on-ovf        keep the calibration across an overflow\n"
+    "  --cpu none|auto|F/M[/S]   decode for this cpu (enables its errata)\n"
+    "  --mtc-freq N              IA32_RTIT_CTL.MTCFreq\n"
+    "  --nom-freq N              nominal core:bus ratio (MSR_PLATFORM_INFO[15:8])\n"
+    "  --cpuid-0x15.eax N        CPUID.15H:EAX (TSC:crystal ratio denominator)\n"
+    "  --cpuid-0x15.ebx N        CPUID.15H:EBX (TSC:crystal ratio numerator)\n";
+
+#define OUTBUF_SIZE (4u << 20)
+
+struct outbuf {
+	char *p;
+	size_t n;
+	int failed;
+};
+
+static void out_flush(struct outbuf *o)
+{
+	if (o->n && fwrite(o->p, 1, o->n, stdout) != o->n)
+		o->failed = 1;
+	o->n = 0;
+}
+
+/* Make room for one more packet's text. */
+static char *out_room(struct outbuf *o)
+{
+	if (o->n + HWT_PTDUMP_MAX_TEXT > OUTBUF_SIZE)
+		out_flush(o);
+	return o->p + o->n;
+}
+
+static void out_diag(struct outbuf *o, uint64_t offset, const char *what, int err)
+{
+	char *p = out_room(o);
+
+	o->n += hwt_ptdump_diag(p, offset, what, err);
+}
+
+struct input {
+	const uint8_t *data;
+	size_t size;
+	void *map;
+	size_t map_size;
+	uint8_t *heap;
+};
+
+static void input_close(struct input *in)
+{
+	if (in->map)
+		munmap(in->map, in->map_size);
+	free(in->heap);
+}
+
+/* Split "file:from[-to]" when the suffix parses as a range. */
+static int split_range(char *arg, uint64_t *from, uint64_t *to, int *have_to)
+{
+	char *colon = strrchr(arg, ':'), *end;
+	unsigned long long a, b;
+
+	*from = 0;
+	*to = 0;
+	*have_to = 0;
+	if (!colon || !colon[1])
+		return 0;
+	errno = 0;
+	a = strtoull(colon + 1, &end, 0);
+	if (errno || end == colon + 1)
+		return 0;
+	if (*end == '-') {
+		char *s = end + 1;
+		b = strtoull(s, &end, 0);
+		if (errno || end == s || *end)
+			return 0;
+		if (b <= a)
+			return -1;
+		*to = b;
+		*have_to = 1;
+	} else if (*end) {
+		return 0;
+	}
+	*from = a;
+	*colon = 0;
+	return 0;
+}
+
+static int input_open(struct input *in, char *arg)
+{
+	uint64_t from, to;
+	int have_to, fd;
+	struct stat st;
+
+	memset(in, 0, sizeof(*in));
+	if (split_range(arg, &from, &to, &have_to) < 0) {
+		cli_err("dump", "bad range in '%s': TO must be above FROM", arg);
+		return -1;
+	}
+	fd = open(arg, O_RDONLY);
+	if (fd < 0) {
+		cli_err("dump", "cannot open '%s': %s", arg, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		cli_err("dump", "cannot stat '%s': %s", arg, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* A pipe or a device: read until the end. */
+		size_t cap = 0;
+		ssize_t got;
+
+		for (;;) {
+			if (in->map_size == cap) {
+				uint8_t *p = realloc(in->heap, cap ? 2 * cap : 1 << 20);
+				if (!p) {
+					cli_err("dump", "out of memory reading '%s'", arg);
+					close(fd);
+					return -1;
+				}
+				in->heap = p;
+				cap = cap ? 2 * cap : 1 << 20;
+			}
+			got = read(fd, in->heap + in->map_size, cap - in->map_size);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				cli_err("dump", "cannot read '%s': %s", arg, strerror(errno));
+				close(fd);
+				return -1;
+			}
+			if (!got)
+				break;
+			in->map_size += (size_t)got;
+		}
+	} else if (st.st_size > 0) {
+		in->map_size = (size_t)st.st_size;
+		in->map = mmap(NULL, in->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (in->map == MAP_FAILED) {
+			/* Not mappable (a pipe, a special file): read it. */
+			in->map = NULL;
+			in->heap = malloc(in->map_size);
+			if (!in->heap ||
+			    pread(fd, in->heap, in->map_size, 0) != (ssize_t)in->map_size) {
+				cli_err("dump", "cannot read '%s': %s", arg, strerror(errno));
+				close(fd);
+				return -1;
+			}
+		}
+	}
+	close(fd);
+	in->data = in->map ? in->map : in->heap;
+	in->size = in->map_size;
+	if (from >= in->size && (from || have_to)) {
+		cli_err("dump", "offset 0x%llx is beyond the end of '%s' (%zu bytes)",
+			(unsigned long long)from, arg, in->size);
+		return -1;
+	}
+	if (have_to && to > in->size) {
+		cli_err("dump", "range end 0x%llx is beyond the end of '%s' (%zu bytes)",
+			(unsigned long long)to, arg, in->size);
+		return -1;
+	}
+	if (in->data)
+		in->data += from;
+	in->size = (have_to ? to : in->size) - from;
+	return 0;
+}
+
+/* Hook for perf.data input: find the AUX trace of each cpu/thread and dump
+ * it with the cpu and timing parameters recorded in the file. */
+static int dump_perf_data(const struct input *in, const char *name)
+{
+	(void)in;
+	cli_err("dump",
+		"'%s' is a perf.data file; dumping recordings is not supported yet "
+		"(extract the AUX trace to a raw file)",
+		name);
+	return 2;
+}
+
+static int cpu_auto(struct hwt_cpu *cpu)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned eax, ebx, ecx, edx, family, model;
+
+	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+		return -1;
+	family = (eax >> 8) & 0xf;
+	model = (eax >> 4) & 0xf;
+	if (family == 0xf)
+		family += (eax >> 20) & 0xff;
+	if (family == 0x6 || family == 0xf)
+		model += ((eax >> 16) & 0xf) << 4;
+	memset(cpu, 0, sizeof(*cpu));
+	cpu->vendor = HWT_CPU_INTEL;
+	cpu->family = (uint16_t)family;
+	cpu->model = (uint8_t)model;
+	cpu->stepping = (uint8_t)(eax & 0xf);
+	return 0;
+#else
+	(void)cpu;
+	return -1;
+#endif
+}
+
+static int arg_num(const char *opt, const char *arg, unsigned long long max,
+		   unsigned long long *val)
+{
+	if (!arg) {
+		cli_err("dump", "%s: missing argument", opt);
+		return -1;
+	}
+	if (cli_parse_u64(arg, val) < 0) {
+		cli_err("dump", "%s: bad argument: %s", opt, arg);
+		return -1;
+	}
+	if (*val > max) {
+		cli_err("dump", "%s: value too big: %s", opt, arg);
+		return -1;
+	}
+	return 0;
+}
+
+struct dump_state {
+	struct hwt_pt_pkt_decoder *dec;
+	struct hwt_ptdump *fmt;
+	struct outbuf out;
+	const uint8_t *data;
+	int errors;
+};
+
+/* Dump packets until the end (0) or a decode error (negative). */
+static int dump_packets(struct dump_state *s)
+{
+	struct hwt_pt_packet pkt;
+	uint64_t offset = 0;
+
+	for (;;) {
+		int n;
+
+		hwt_pt_pkt_offset(s->dec, &offset);
+		n = hwt_pt_pkt_next(s->dec, &pkt);
+		if (n == HWT_ERR_EOS)
+			return 0;
+		if (n < 0) {
+			out_diag(&s->out, offset, "error decoding packet", n);
+			s->errors++;
+			return n;
+		}
+		s->out.n +=
+		    hwt_ptdump_packet(s->fmt, offset, &pkt, s->data + offset, out_room(&s->out));
+	}
+}
+
+static int dump_stream(struct dump_state *s, int no_sync)
+{
+	int err;
+
+	if (no_sync) {
+		err = hwt_pt_pkt_sync_set(s->dec, 0);
+		if (err < 0) {
+			out_diag(&s->out, 0, "sync error", err);
+			return err;
+		}
+	} else {
+		err = hwt_pt_pkt_sync_forward(s->dec);
+		if (err == HWT_ERR_EOS)
+			return 0;
+		if (err < 0) {
+			out_diag(&s->out, 0, "sync error", err);
+			return err;
+		}
+	}
+	while (dump_packets(s) < 0) {
+		uint64_t at = 0, sync = 0;
+
+		hwt_pt_pkt_offset(s->dec, &at);
+		err = hwt_pt_pkt_sync_forward(s->dec);
+		/* Never resume at the spot that just failed. */
+		if (!err && !hwt_pt_pkt_sync_offset(s->dec, &sync) && sync == at) {
+			err = hwt_pt_pkt_sync_set(s->dec, at + 1);
+			if (!err)
+				err = hwt_pt_pkt_sync_forward(s->dec);
+		}
+		if (err == HWT_ERR_EOS)
+			return 0;
+		if (err < 0) {
+			out_diag(&s->out, 0, "sync error", err);
+			return err;
+		}
+		hwt_ptdump_reset(s->fmt);
+	}
+	return 0;
+}
 
 int hwt_cmd_dump(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(usage_text, stdout);
-		return 0;
+	struct hwt_pt_config cfg;
+	struct hwt_ptdump_opts o;
+	struct dump_state s;
+	struct input in;
+	char *file = NULL;
+	int no_sync = 0, have_cpu = 0, rc;
+
+	hwt_pt_config_init(&cfg);
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.time_opts.size = sizeof(o.time_opts);
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		unsigned long long v;
+
+		if (a[0] != '-') {
+			if (file)
+				return cli_usage_error(usage_text);
+			file = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(a, "--no-sync")) {
+			no_sync = 1;
+		} else if (!strcmp(a, "--quiet")) {
+			o.quiet = 1;
+		} else if (!strcmp(a, "--no-pad")) {
+			o.no_pad = 1;
+		} else if (!strcmp(a, "--no-timing")) {
+			o.no_timing = 1;
+		} else if (!strcmp(a, "--no-cyc")) {
+			o.time_opts.no_cyc = 1;
+		} else if (!strcmp(a, "--no-offset")) {
+			o.no_offset = 1;
+		} else if (!strcmp(a, "--raw")) {
+			o.raw = 1;
+		} else if (!strcmp(a, "--lastip")) {
+			o.lastip = 1;
+		} else if (!strcmp(a, "--exec-mode")) {
+			o.exec_mode = 1;
+		} else if (!strcmp(a, "--time") || !strcmp(a, "--tcal")) {
+			int is_tcal = !strcmp(a, "--tcal");
+
+			if (is_tcal ? o.time : o.tcal) {
+				cli_err("dump", "specify either --time or --tcal");
+				return 2;
+			}
+			if (is_tcal)
+				o.tcal = 1;
+			else
+				o.time = 1;
+		} else if (!strcmp(a, "--time-delta")) {
+			o.time_delta = 1;
+		} else if (!strcmp(a, "--no-tcal")) {
+			o.time_opts.no_tcal = 1;
+		} else if (!strcmp(a, "--no-wall-clock")) {
+			o.time_opts.no_wall_clock = 1;
+		} else if (!strcmp(a, "--keep-tcal-on-ovf")) {
+			o.time_opts.keep_tcal_on_ovf = 1;
+		} else if (!strcmp(a, "--cpu")) {
+			const char *c = argv[++i];
+
+			if (!c) {
+				cli_err("dump", "--cpu: missing argument");
+				return 2;
+			}
+			if (!strcmp(c, "none")) {
+				memset(&cfg.cpu, 0, sizeof(cfg.cpu));
+				have_cpu = 0;
+			} else if (!strcmp(c, "auto")) {
+				if (cpu_auto(&cfg.cpu) < 0) {
+					cli_err("dump", "--cpu auto: cannot read the cpu here; "
+							"give F/M instead");
+					return 2;
+				}
+				have_cpu = 1;
+			} else if (hwt_pt_cpu_parse(&cfg.cpu, c) < 0) {
+				cli_err("dump",
+					"--cpu: cpu must be given as F/M[/S] (decimal), "
+					"not '%s'",
+					c);
+				return 2;
+			} else {
+				have_cpu = 1;
+			}
+		} else if (!strcmp(a, "--mtc-freq")) {
+			if (arg_num(a, argv[++i], UINT8_MAX, &v) < 0)
+				return 2;
+			cfg.mtc_freq = (uint8_t)v;
+		} else if (!strcmp(a, "--nom-freq")) {
+			if (arg_num(a, argv[++i], UINT8_MAX, &v) < 0)
+				return 2;
+			cfg.nom_freq = (uint8_t)v;
+		} else if (!strcmp(a, "--cpuid-0x15.eax")) {
+			if (arg_num(a, argv[++i], UINT32_MAX, &v) < 0)
+				return 2;
+			cfg.cpuid_0x15_eax = (uint32_t)v;
+		} else if (!strcmp(a, "--cpuid-0x15.ebx")) {
+			if (arg_num(a, argv[++i], UINT32_MAX, &v) < 0)
+				return 2;
+			cfg.cpuid_0x15_ebx = (uint32_t)v;
+		} else {
+			cli_err("dump", "unknown option: %s", a);
+			return cli_usage_error(usage_text);
+		}
 	}
-	cli_err("dump", "not implemented yet");
-	return 2;
+	if (!file) {
+		cli_err("dump", "no trace file given");
+		return cli_usage_error(usage_text);
+	}
+
+	memset(&s, 0, sizeof(s));
+	s.out.p = malloc(OUTBUF_SIZE);
+	if (!s.out.p) {
+		cli_err("dump", "out of memory");
+		return 2;
+	}
+	if (have_cpu) {
+		int err = hwt_pt_cpu_errata(&cfg.errata, &cfg.cpu);
+		if (err < 0) {
+			out_diag(&s.out, 0, "failed to determine errata", err);
+			memset(&cfg.errata, 0, sizeof(cfg.errata));
+		}
+	}
+	if (input_open(&in, file) < 0) {
+		out_flush(&s.out);
+		free(s.out.p);
+		return 2;
+	}
+	if (in.size >= 8 && !memcmp(in.data, "PERFILE2", 8)) {
+		out_flush(&s.out);
+		rc = dump_perf_data(&in, file);
+		input_close(&in);
+		free(s.out.p);
+		return rc;
+	}
+
+	cfg.buf.begin = in.data;
+	cfg.buf.end = in.data ? in.data + in.size : NULL;
+	s.data = in.data;
+	s.dec = hwt_pt_pkt_alloc(&cfg.buf);
+	s.fmt = hwt_ptdump_alloc(&cfg, &o);
+	if (!s.dec || !s.fmt) {
+		cli_err("dump", "out of memory");
+		rc = 2;
+	} else {
+		hwt_pt_pkt_set_errata(s.dec, &cfg.errata);
+		rc = dump_stream(&s, no_sync) < 0 || s.errors ? 1 : 0;
+	}
+	out_flush(&s.out);
+	if (fflush(stdout) != 0 || s.out.failed) {
+		cli_err("dump", "writing the output failed: %s", strerror(errno));
+		rc = 2;
+	}
+	hwt_ptdump_free(s.fmt);
+	hwt_pt_pkt_free(s.dec);
+	input_close(&in);
+	free(s.out.p);
+	return rc;
 }

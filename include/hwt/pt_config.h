@@ -65,6 +65,11 @@ int hwt_pt_cpu_errata(struct hwt_pt_errata *errata, const struct hwt_cpu *cpu);
 /* Parse "F/M" or "F/M/S" (decimal) into cpu (vendor Intel). */
 int hwt_pt_cpu_parse(struct hwt_cpu *cpu, const char *text);
 
+struct hwt_pt_pkt_decoder;
+/* Apply the packet-level errata workarounds (SKD007, SKZ84) in a packet
+ * decoder, as libipt's packet decoder does for the configured cpu. */
+void hwt_pt_pkt_set_errata(struct hwt_pt_pkt_decoder *dec, const struct hwt_pt_errata *errata);
+
 #ifdef __cplusplus
 }
 #endif

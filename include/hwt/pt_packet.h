@@ -131,10 +131,12 @@ struct hwt_pt_packet {
 			uint32_t hints, ext;
 		} mwait;
 		struct {
+			/* raw 4-bit MWAIT-hint encodings: C-state n is
+			 * shown as c((n + 1) & 0xf) */
 			uint8_t state, sub_state, hw;
 		} pwre;
 		struct {
-			uint8_t last, deepest;
+			uint8_t last, deepest; /* raw, as pwre.state */
 			uint8_t interrupt, store, autonomous; /* wake reasons */
 		} pwrx;
 		struct {
@@ -181,14 +183,31 @@ struct hwt_pt_buf {
  * written (type HWT_PKT_INVALID on error). */
 int hwt_pt_pkt_parse(const uint8_t *p, size_t avail, struct hwt_pt_packet *pkt);
 
+/* The longest packet (PSB) in bytes. */
+#define HWT_PT_PKT_MAX_SIZE 16
+
+/* Block context for BIP packets (their header byte collides with TNT-8):
+ * after a BBP with sz=1 the items are 4 bytes, with sz=0 8 bytes; a BEP (or
+ * any packet other than BIP, PAD and timing packets) ends the block. */
+enum hwt_pt_pkt_ctx {
+	HWT_PKT_CTX_NONE = 0,
+	HWT_PKT_CTX_BIP4 = 4,
+	HWT_PKT_CTX_BIP8 = 8,
+};
+/* hwt_pt_pkt_parse() inside a block context (enum hwt_pt_pkt_ctx). */
+int hwt_pt_pkt_parse_ctx(const uint8_t *p, size_t avail, int ctx, struct hwt_pt_packet *pkt);
+/* The block context after pkt, given the context before it. */
+int hwt_pt_pkt_ctx_after(int ctx, const struct hwt_pt_packet *pkt);
+
 /* Encode one packet into out (room bytes).  Returns bytes written, or
- * HWT_ERR_NOMEM if room is too small, HWT_ERR_INVALID for a bad field. */
+ * HWT_ERR_NOMEM if room is too small, HWT_ERR_INVALID for a bad field.
+ * For BIP, pkt->size (5 or 9) selects the payload size. */
 int hwt_pt_pkt_encode(uint8_t *out, size_t room, const struct hwt_pt_packet *pkt);
 
 /* Last-IP tracking (SDM "IP compression"). */
 struct hwt_pt_last_ip {
 	uint64_t ip;
-	uint8_t have_ip;    /* a full/sign-extended IP has been seen */
+	uint8_t have_ip;    /* an IP update (any ipc but 0) has been seen */
 	uint8_t suppressed; /* the last update was suppressed */
 };
 void hwt_pt_last_ip_init(struct hwt_pt_last_ip *lip);
@@ -205,7 +224,9 @@ struct hwt_pt_pkt_decoder;
 
 struct hwt_pt_pkt_decoder *hwt_pt_pkt_alloc(const struct hwt_pt_buf *buf);
 void hwt_pt_pkt_free(struct hwt_pt_pkt_decoder *dec);
-/* Move to the next PSB at or after the current position (0, HWT_ERR_EOS). */
+/* Move to the next PSB at or after the current position (0, HWT_ERR_EOS).
+ * Like libipt, a PSB starting up to 15 bytes before the position counts
+ * (one partly consumed by a bad packet); the current sync point never. */
 int hwt_pt_pkt_sync_forward(struct hwt_pt_pkt_decoder *dec);
 /* Move to the last PSB before the current sync point. */
 int hwt_pt_pkt_sync_backward(struct hwt_pt_pkt_decoder *dec);
@@ -213,8 +234,17 @@ int hwt_pt_pkt_sync_backward(struct hwt_pt_pkt_decoder *dec);
 int hwt_pt_pkt_sync_set(struct hwt_pt_pkt_decoder *dec, uint64_t offset);
 /* Decode the packet at the current position and advance past it.
  * Returns the packet size, HWT_ERR_EOS at the end, or a decode error (the
- * position is then unchanged: sync forward to go on). */
+ * position is then unchanged: sync forward to go on).  With the SKD007
+ * workaround (hwt_pt_pkt_set_errata) an OVF of size 2 may consume 3 bytes,
+ * so take positions from hwt_pt_pkt_offset().  HWT_ERR_NOSYNC before the
+ * first sync. */
 int hwt_pt_pkt_next(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt);
+/* Decode up to n packets into pkts[] (the hot loop for bulk decoding).
+ * Returns the number decoded (>= 1), or, if the very first packet fails,
+ * the error hwt_pt_pkt_next() would give; an error after k packets
+ * returns k and is reported by the next call.  Within one batch each
+ * packet starts where the previous one ended. */
+int hwt_pt_pkt_next_batch(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkts, int n);
 /* Current position / last sync point, as logical stream offsets. */
 int hwt_pt_pkt_offset(const struct hwt_pt_pkt_decoder *dec, uint64_t *offset);
 int hwt_pt_pkt_sync_offset(const struct hwt_pt_pkt_decoder *dec, uint64_t *offset);
