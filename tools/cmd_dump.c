@@ -9,8 +9,9 @@
  *
  * Input formats: a raw PT stream (a regular file is mapped, a pipe is read
  * to its end).  A perf.data file (PERFILE2 magic) is recognised and routed
- * to dump_perf_data(), the hook for dumping the AUX trace of a recording
- * (not implemented yet).
+ * to dump_perf_data(): each AUX stream (the AUXTRACE payloads of one
+ * thread or CPU, in file order) is dumped in turn under a "# stream" line,
+ * decoded for the cpu and timing parameters the recording holds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 
 #include "cli.h"
 #include "hwt/pt_config.h"
+#include "hwt/perf_data.h"
 #include "hwt/pt_packet.h"
 #include "out/ptdump.h"
 
@@ -33,7 +35,8 @@ static const char usage_text[] =
     "usage: hwt dump [OPTIONS] FILE[:FROM[-TO]]\n"
     "\n"
     "Print the packets of a raw Intel PT stream, one per line, as libipt's\n"
-    "ptdump does.  FROM/TO select a byte range of FILE.\n"
+    "ptdump does.  FROM/TO select a byte range of FILE.  FILE may also be a\n"
+    "recording (perf.data): each thread's or CPU's trace is dumped in turn.\n"
     "\n"
     "options:\n"
     "  --help|-h                 this text\n"
@@ -218,18 +221,6 @@ static int input_open(struct input *in, char *arg)
 	return 0;
 }
 
-/* Hook for perf.data input: find the AUX trace of each cpu/thread and dump
- * it with the cpu and timing parameters recorded in the file. */
-static int dump_perf_data(const struct input *in, const char *name)
-{
-	(void)in;
-	cli_err("dump",
-		"'%s' is a perf.data file; dumping recordings is not supported yet "
-		"(extract the AUX trace to a raw file)",
-		name);
-	return 2;
-}
-
 static int cpu_auto(struct hwt_cpu *cpu)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -343,6 +334,166 @@ static int dump_stream(struct dump_state *s, int no_sync)
 		hwt_ptdump_reset(s->fmt);
 	}
 	return 0;
+}
+
+/* Decode one PT stream held in memory (a raw file, or one AUX stream of a
+ * recording) into s->out.  Returns 0, or 1 if there were decode errors. */
+static int dump_buffer(struct dump_state *s, const struct hwt_pt_config *cfg_in,
+		       const struct hwt_ptdump_opts *o, const uint8_t *data, size_t size,
+		       int no_sync)
+{
+	struct hwt_pt_config cfg = *cfg_in;
+	int rc;
+
+	cfg.buf.begin = data;
+	cfg.buf.end = data ? data + size : NULL;
+	s->data = data;
+	s->errors = 0;
+	s->dec = hwt_pt_pkt_alloc(&cfg.buf);
+	s->fmt = hwt_ptdump_alloc(&cfg, o);
+	if (!s->dec || !s->fmt) {
+		cli_err("dump", "out of memory");
+		rc = 2;
+	} else {
+		hwt_pt_pkt_set_errata(s->dec, &cfg.errata);
+		rc = dump_stream(s, no_sync) < 0 || s->errors ? 1 : 0;
+	}
+	hwt_ptdump_free(s->fmt);
+	hwt_pt_pkt_free(s->dec);
+	s->fmt = NULL;
+	s->dec = NULL;
+	return rc;
+}
+
+/* One AUX stream of a recording: the AUXTRACE payloads of one queue (mmap
+ * index), concatenated in file order. */
+struct aux_stream {
+	uint32_t idx;
+	int32_t tid, cpu;
+	uint8_t *data;
+	size_t size, cap;
+};
+
+static struct aux_stream *aux_stream_get(struct aux_stream **v, size_t *n, uint32_t idx)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].idx == idx)
+			return &(*v)[i];
+	struct aux_stream *nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return NULL;
+	*v = nv;
+	memset(&nv[*n], 0, sizeof(nv[*n]));
+	nv[*n].idx = idx;
+	return &nv[(*n)++];
+}
+
+static int aux_stream_append(struct aux_stream *st, const uint8_t *p, size_t n)
+{
+	if (st->size + n > st->cap) {
+		size_t cap = st->cap ? st->cap : 1u << 16;
+		while (cap < st->size + n)
+			cap *= 2;
+		uint8_t *d = realloc(st->data, cap);
+		if (!d)
+			return -1;
+		st->data = d;
+		st->cap = cap;
+	}
+	memcpy(st->data + st->size, p, n);
+	st->size += n;
+	return 0;
+}
+
+/* Take the decoder parameters a recording holds: the cpu (CPUID feature,
+ * unless --cpu was given) and intel_pt's timing fields (unless given). */
+static void config_from_recording(struct hwt_pt_config *cfg, struct hwt_perf_reader *r,
+				  const struct hwt_perf_intel_pt_info *info, int have_info,
+				  int have_cpu)
+{
+	const char *cpuid = hwt_perf_reader_feature_string(r, HWT_FEAT_CPUID);
+	unsigned fam, model, step;
+
+	if (!have_cpu && cpuid && !strncmp(cpuid, "GenuineIntel,", 13) &&
+	    sscanf(cpuid + 13, "%u,%u,%u", &fam, &model, &step) == 3) {
+		cfg->cpu.vendor = HWT_CPU_INTEL;
+		cfg->cpu.family = (uint16_t)fam;
+		cfg->cpu.model = (uint8_t)model;
+		cfg->cpu.stepping = (uint8_t)step;
+		if (hwt_pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
+			memset(&cfg->errata, 0, sizeof(cfg->errata));
+	}
+	if (!have_info)
+		return;
+	if (!cfg->cpuid_0x15_eax && !cfg->cpuid_0x15_ebx) {
+		cfg->cpuid_0x15_eax = info->tsc_ctc_ratio_d;
+		cfg->cpuid_0x15_ebx = info->tsc_ctc_ratio_n;
+	}
+	if (!cfg->nom_freq)
+		cfg->nom_freq = (uint8_t)info->max_nonturbo_ratio;
+}
+
+/* hwt dump on a perf.data file: each AUX stream (per thread or per CPU)
+ * is dumped in turn under a "# stream" header line. */
+static int dump_perf_data(struct dump_state *s, const struct input *in, const char *name,
+			  struct hwt_pt_config *cfg, const struct hwt_ptdump_opts *o, int have_cpu,
+			  int no_sync)
+{
+	struct hwt_perf_reader *r = NULL;
+	struct hwt_perf_intel_pt_info info;
+	struct hwt_perf_record rec;
+	struct aux_stream *v = NULL;
+	size_t nv = 0;
+	char err[256] = "";
+	int have_info = 0, rc = 0, ret;
+
+	if (hwt_perf_reader_open_mem(&r, in->data, in->size, err, sizeof(err)) < 0) {
+		cli_err("dump", "cannot read recording '%s': %s", name, err);
+		return 2;
+	}
+	while ((ret = hwt_perf_reader_next(r, &rec)) == 1) {
+		if (rec.type == HWT_PERF_RECORD_AUXTRACE_INFO &&
+		    rec.size >= sizeof(struct hwt_perf_rec_auxtrace_info)) {
+			const struct hwt_perf_rec_auxtrace_info *ai = (const void *)rec.hdr;
+			size_t nr = (rec.size - sizeof(*ai)) / sizeof(uint64_t);
+			if (ai->type == HWT_PERF_AUXTRACE_INTEL_PT &&
+			    hwt_perf_intel_pt_info_parse(&info, (const uint64_t *)(ai + 1), nr) == 0)
+				have_info = 1;
+		} else if (rec.type == HWT_PERF_RECORD_AUXTRACE && rec.aux_data) {
+			struct aux_stream *st = aux_stream_get(&v, &nv, rec.aux_idx);
+			if (!st || aux_stream_append(st, rec.aux_data, rec.aux_size) < 0) {
+				cli_err("dump", "out of memory reading '%s'", name);
+				rc = 2;
+				break;
+			}
+			st->tid = (int32_t)rec.sid.tid;
+			st->cpu = (int32_t)rec.sid.cpu;
+		}
+	}
+	if (ret < 0 && !rc) {
+		cli_err("dump", "'%s' is damaged: %s; dumping what came before", name,
+			hwt_perf_reader_errmsg(r));
+		rc = 1;
+	}
+	if (!rc || rc == 1) {
+		config_from_recording(cfg, r, &info, have_info, have_cpu);
+		if (!nv)
+			cli_err("dump", "'%s' holds no trace data (no AUXTRACE records)", name);
+		for (size_t i = 0; i < nv; i++) {
+			int n = snprintf(out_room(&s->out), 256,
+					 "# stream %u: tid %d, cpu %d, %zu bytes\n", v[i].idx,
+					 v[i].tid, v[i].cpu, v[i].size);
+			s->out.n += (size_t)n;
+			int one = dump_buffer(s, cfg, o, v[i].data, v[i].size, no_sync);
+			if (one > rc)
+				rc = one;
+		}
+	}
+	for (size_t i = 0; i < nv; i++)
+		free(v[i].data);
+	free(v);
+	hwt_perf_reader_free(r);
+	return rc;
 }
 
 int hwt_cmd_dump(int argc, char **argv)
@@ -479,33 +630,15 @@ int hwt_cmd_dump(int argc, char **argv)
 		free(s.out.p);
 		return 2;
 	}
-	if (in.size >= 8 && !memcmp(in.data, "PERFILE2", 8)) {
-		out_flush(&s.out);
-		rc = dump_perf_data(&in, file);
-		input_close(&in);
-		free(s.out.p);
-		return rc;
-	}
-
-	cfg.buf.begin = in.data;
-	cfg.buf.end = in.data ? in.data + in.size : NULL;
-	s.data = in.data;
-	s.dec = hwt_pt_pkt_alloc(&cfg.buf);
-	s.fmt = hwt_ptdump_alloc(&cfg, &o);
-	if (!s.dec || !s.fmt) {
-		cli_err("dump", "out of memory");
-		rc = 2;
-	} else {
-		hwt_pt_pkt_set_errata(s.dec, &cfg.errata);
-		rc = dump_stream(&s, no_sync) < 0 || s.errors ? 1 : 0;
-	}
+	if (in.size >= 8 && !memcmp(in.data, "PERFILE2", 8))
+		rc = dump_perf_data(&s, &in, file, &cfg, &o, have_cpu, no_sync);
+	else
+		rc = dump_buffer(&s, &cfg, &o, in.data, in.size, no_sync);
 	out_flush(&s.out);
 	if (fflush(stdout) != 0 || s.out.failed) {
 		cli_err("dump", "writing the output failed: %s", strerror(errno));
 		rc = 2;
 	}
-	hwt_ptdump_free(s.fmt);
-	hwt_pt_pkt_free(s.dec);
 	input_close(&in);
 	free(s.out.p);
 	return rc;
