@@ -1,0 +1,65 @@
+#!/bin/bash
+# make bench: every benchmark of one build, one result line per section.
+#
+# usage: scripts/bench.sh BUILD   (BUILD: a folder made by `make build`)
+#
+# Layout: a sequence of independent sections.  Each section checks that
+# its program exists, runs it, and prints exactly one result line on
+# stdout ("<name>: ..."), or "<name>: SKIP (<why>)" / "<name>: FAIL (<why>)".
+# A failing section does not stop the others; the script exits non-zero
+# if any section failed.  To add a benchmark, append a section below.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+B=${1:?usage: scripts/bench.sh BUILD}
+export CORPUS=${CORPUS:-$(cd .. && pwd)/shared/corpus/libipt-ptt}
+status=0
+
+# run_section NAME PROGRAM [ARGS...]: the program prints its own one line.
+run_section() {
+	local name=$1 prog=$2
+	shift 2
+	if [ ! -x "$prog" ]; then
+		echo "$name: SKIP ($prog not built)"
+		return
+	fi
+	local out rc
+	out=$("$prog" "$@" 2>/tmp/hwt-bench-$$.err)
+	rc=$?
+	if [ $rc -ne 0 ] || [ -z "$out" ]; then
+		echo "$name: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-$$.err))"
+		status=1
+	else
+		echo "$out"
+	fi
+	rm -f /tmp/hwt-bench-$$.err
+}
+
+# --- section: packet decoding, hwt vs libipt (bench/bench_pkt.c) -------
+# >= 256 MiB generated stream; prints "pkt-decode: hwt X MB/s, libipt Y MB/s, ratio R".
+run_section pkt-decode "$B/bench/bench_pkt" "${HWT_BENCH_PKT_MIB:-256}"
+
+# --- section: flow decoding, hwt vs libipt vs perf script (helper "script") ---
+# >= 100 MB gzip trace from the emulated unit, cached in $B/bench-cache/;
+# prints "flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ...".
+out=$(bench/bench_flow.sh "$B") || status=1
+echo "$out"
+
+# --- section: emulated Intel PT unit cost (bench/bench_emu.sh, helper emu) ---
+# CPU time of a gzip run natively, under qemu-x86_64 and under
+# `hwt record --emulate`; prints "emu-record: native A s, qemu B s, hwt C s,
+# overhead-vs-qemu C/B".
+if [ -x bench/bench_emu.sh ]; then
+	out=$(bench/bench_emu.sh "$B" 2>/tmp/hwt-bench-emu-$$.err)
+	rc=$?
+	if [ $rc -ne 0 ] || [ -z "$out" ]; then
+		echo "emu-record: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-$$.err))"
+		status=1
+	else
+		echo "$out"
+	fi
+	rm -f /tmp/hwt-bench-emu-$$.err
+else
+	echo "emu-record: SKIP (bench/bench_emu.sh missing)"
+fi
+
+exit $status
