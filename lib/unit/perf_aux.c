@@ -189,8 +189,11 @@ int hwt_hw_probe(const struct hwt_hw_desc *d, struct hwt_unit_info *info)
 	int r = hwt_pmu_read(root, d->name, &pmu, why, sizeof(why));
 	if (r == HWT_ERR_NOT_PRESENT) {
 		snprintf(info->why, sizeof(info->why),
-			 "not present (no %s/%s: this CPU or VM has no %s; use --emulate)", root,
-			 d->name, d->what);
+			 "not present (no %s/%s: this CPU or VM has no %s; %s)", root, d->name,
+			 d->what,
+			 strcmp(d->name, "intel_pt") ? "-e intel_pt --emulate traces with the "
+						       "emulated Intel PT unit instead"
+						     : "use --emulate");
 		return HWT_ERR_NOT_PRESENT;
 	}
 	if (r) {
