@@ -27,8 +27,11 @@ run_one() {
 	shift
 	[ -n "$FILTER" ] && [[ "$name" != *"$FILTER"* ]] && return
 	local t0=$SECONDS
-	"$@" >"$log" 2>&1
-	local rc=$?
+	# A runaway test must not fill the disk or hang the run: cap its
+	# output and its time (HWT_TEST_TIMEOUT seconds, default 900).
+	timeout -k 10 "${HWT_TEST_TIMEOUT:-900}" "$@" 2>&1 | head -c 64M >"$log"
+	local rc=${PIPESTATUS[0]}
+	[ "$rc" -eq 124 ] && echo "FAIL $name: timed out after ${HWT_TEST_TIMEOUT:-900} s" >>"$log"
 	local p f s
 	p=$(grep -c '^PASS ' "$log")
 	f=$(grep -c '^FAIL ' "$log")
