@@ -365,12 +365,12 @@ static int print_info(struct hwt_perf_reader *r, const char *file)
 		printf("  %s %d: %llu bytes in %llu records\n", per_cpu ? "cpu" : "tid",
 		       in.tk[i].key, (unsigned long long)in.tk[i].bytes,
 		       (unsigned long long)in.tk[i].records);
-	printf("lost:      %llu AUX records (%llu bytes): %llu truncated, %llu partial, "
+	printf("aux:       %llu AUX records (%llu bytes), of which %llu truncated, %llu partial, "
 	       "%llu collision, %llu overwrite\n",
 	       (unsigned long long)in.aux, (unsigned long long)in.aux_bytes,
 	       (unsigned long long)in.aux_trunc, (unsigned long long)in.aux_partial,
 	       (unsigned long long)in.aux_collision, (unsigned long long)in.aux_overwrite);
-	printf("           %llu LOST records (%llu events lost), %llu samples lost, "
+	printf("lost:      %llu LOST records (%llu events lost), %llu samples lost, "
 	       "%llu trace errors\n",
 	       (unsigned long long)in.lost_recs, (unsigned long long)in.lost_events,
 	       (unsigned long long)in.lost_samples, (unsigned long long)in.auxtrace_errors);

@@ -1,0 +1,81 @@
+#!/bin/bash
+# bench/bench_flow.sh BUILD - the flow-decode benchmark (scripts/bench.sh).
+#
+# Records gzip (Debian's /usr/bin/gzip -6, fixed input: seq 1 1600000,
+# 11.7 MB) under the emulated Intel PT unit into a perf.data of >= 100 MB
+# of trace, cached in BUILD/bench-cache/ (with "hwt record --emulate" when
+# it works, else the plugin's raw stream packed by tests/e2e/script_mkdata.c),
+# and a small recording of the same program (seq 1 60000; always the
+# plugin's raw stream packed by script_mkdata, a file perf script decodes)
+# for perf script.
+# Then times, in CPU seconds (user+sys; steady on a busy machine):
+#   hwt     hwt script --branches --format tsv > /dev/null (whole command)
+#   libipt  pt_blk_* over the same AUXTRACE data and mapped files
+#           (bench/bench_flow.c, decode loop only)
+#   perf    perf script --itrace=b -F tid,ip,addr > /dev/null on the small
+#           recording (perf is too slow for the big one), MB/s of its trace
+# and prints one line:
+#   flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ratio-vs-libipt R1, ratio-vs-perf R2
+set -u
+B=${1:?usage: bench/bench_flow.sh BUILD}
+H=$B/hwt
+PLUGIN=$B/hwt-pt-plugin.so
+BF=$B/bench/bench_flow
+C=$B/bench-cache
+GZ=/usr/bin/gzip
+mkdir -p "$C" || exit 1
+for f in "$H" "$BF" "$PLUGIN" "$GZ"; do
+	[ -e "$f" ] || { echo "flow-decode: SKIP ($f missing)"; exit 0; }
+done
+command -v qemu-x86_64 >/dev/null || { echo "flow-decode: SKIP (no qemu-x86_64)"; exit 0; }
+
+mkdata=$C/script_mkdata
+if [ ! -x "$mkdata" ]; then
+	cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude -o "$mkdata" tests/e2e/script_mkdata.c "$B/libhwt.a" \
+		-lelf -ldw -lZydis -lpthread || { echo "flow-decode: FAIL (script_mkdata does not build)"; exit 1; }
+fi
+
+# make NAME LINES: gzip of "seq 1 LINES" recorded into $C/NAME.data
+make_rec() {
+	local name=$1 lines=$2 how=${3:-any}
+	[ -s "$C/$name.data" ] && return 0
+	seq 1 "$lines" >"$C/$name.in"
+	if [ "$how" = any ] && "$H" record --emulate -m 64M -o "$C/$name.data" -- "$GZ" -c -6 "$C/$name.in" \
+		>/dev/null 2>"$C/$name.err" && "$BF" time "$C/$name.data" 2>/dev/null |
+		awk '$2 > 0 { ok = 1 } END { exit !ok }'; then
+		echo hwt-record >"$C/$name.how"
+		return 0
+	fi
+	rm -f "$C/$name.raw".*
+	qemu-x86_64 -plugin "$PLUGIN,raw=$C/$name.raw" "$GZ" -c -6 "$C/$name.in" >/dev/null 2>"$C/$name.err" ||
+		return 1
+	local f args=()
+	for f in "$C/$name".raw.[0-9]*; do args+=("${f##*.}:$f"); done
+	"$mkdata" "$C/$name.data" "$C/$name.raw.maps" 4194304 "${args[@]}" || return 1
+	rm -f "$C/$name".raw.[0-9]*
+	echo plugin-raw >"$C/$name.how"
+}
+make_rec flow 1600000 || { echo "flow-decode: FAIL (recording failed: $(tail -n 1 "$C/flow.err"))"; exit 1; }
+make_rec flow-small 60000 raw || { echo "flow-decode: FAIL (small recording failed)"; exit 1; }
+
+cpu() { # CMD...: CPU seconds of CMD (stdout discarded)
+	local TIMEFORMAT='%U %S' t
+	t=$({ time "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.3f", a[1] + a[2] }'
+}
+
+read -r _ bytes libipt_s _ <<<"$("$BF" time "$C/flow.data")"
+read -r _ sbytes _ <<<"$("$BF" time "$C/flow-small.data")"
+hwt_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv)
+perf_s=SKIP
+if command -v perf >/dev/null &&
+	[ "$(perf script --itrace=b -F tid,ip,addr -i "$C/flow-small.data" 2>/dev/null | head -n 100 | wc -l)" = 100 ]; then
+	perf_s=$(cpu perf script --itrace=b -F tid,ip,addr -i "$C/flow-small.data")
+fi
+awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v p="$perf_s" -v how="$(cat "$C/flow.how")" 'BEGIN {
+	mb = b / 1e6; smb = sb / 1e6
+	hx = mb / (h > 0 ? h : 1e-9); ly = mb / (l > 0 ? l : 1e-9)
+	if (p == "SKIP") { pz = 0 } else { pz = smb / (p > 0 ? p : 1e-9) }
+	printf "flow-decode: hwt %.1f MB/s, libipt-blk %.1f MB/s, perf-script %s MB/s, ratio-vs-libipt %.2f, ratio-vs-perf %s", hx, ly, (pz ? sprintf("%.2f", pz) : "n/a"), hx / ly, (pz ? sprintf("%.1f", hx / pz) : "n/a")
+	printf " (%.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time)\n", mb, how, smb
+}'

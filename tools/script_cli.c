@@ -1,0 +1,176 @@
+/* tools/script_cli.c - "hwt script [-i FILE | FILE]" on perf.data files:
+ * the options and the printers (consumers of the engine in script_perf.c).
+ * Output goes through one large buffer (lib/out); nothing is kept per
+ * instruction, so memory does not grow with the trace. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "hwt/x86.h"
+#include "out/out.h"
+#include "script_perf.h"
+
+static const char usage_text[] =
+    "usage: hwt script [-i FILE | FILE] [--branches [--format tsv|text] | --insn [--disasm]\n"
+    "                  | --calls] [--no-time]\n"
+    "\n"
+    "Decode a recording (hwt's or perf's intel_pt perf.data; default hwt.data) and\n"
+    "print its control flow.  Code is read from the files the recording mapped.\n"
+    "\n"
+    "  --branches        taken branches (default): tid, time, kind, from => to\n"
+    "  --format tsv      branches as 'tid<TAB>from<TAB>to<TAB>kind'; kinds: jcc jmp\n"
+    "                    ijmp call icall ret far async\n"
+    "  --insn            every instruction: tid, time, ip, symbol+offset\n"
+    "  --disasm          with --insn: Intel-syntax disassembly\n"
+    "  --calls           calls and returns, indented by depth, with durations\n"
+    "  --no-time         leave out timestamps\n"
+    "Trace errors are printed inline as '[offset, ip: error: text]'; decoding goes\n"
+    "on at the next PSB.  Exit status 1 if there were any.\n"
+    "(hwt script --pt FILE ... decodes a raw PT stream instead; see --pt --help.)\n";
+
+enum mode { M_BRANCHES, M_INSN, M_CALLS };
+
+struct printer {
+	struct hwt_outbuf o;
+	struct sp_symcache *sc;
+	int mode, tsv, disasm, time;
+};
+
+static void loc(struct printer *pr, const struct hwt_image *img, uint64_t ip, struct hwt_out_loc *l)
+{
+	l->ip = ip;
+	l->sym = sp_symbol(pr->sc, img, ip, &l->off);
+}
+
+static void p_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+		   const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct printer *pr = arg;
+	struct hwt_out_loc l;
+	loc(pr, img, in->ip, &l);
+	hwt_out_insn(&pr->o, t->tid, have_time && pr->time, time_ns, &l, pr->disasm, in->raw,
+		     in->size, in->mode);
+}
+
+static void p_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+		     const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct printer *pr = arg;
+	have_time = have_time && pr->time;
+	if (pr->mode == M_BRANCHES) {
+		if (pr->tsv) {
+			hwt_out_branch_tsv(&pr->o, t->tid, from, to, kind);
+			return;
+		}
+		struct hwt_out_loc lf, lt;
+		loc(pr, img, from, &lf);
+		loc(pr, img, to, &lt);
+		hwt_out_branch_text(&pr->o, t->tid, have_time, time_ns, kind, &lf, &lt);
+		return;
+	}
+	if (pr->mode != M_CALLS)
+		return;
+	struct hwt_out_loc lf, lt;
+	if (kind == HWT_BR_CALL || kind == HWT_BR_ICALL) {
+		loc(pr, img, from, &lf);
+		loc(pr, img, to, &lt);
+		hwt_out_call(&pr->o, t->tid, have_time, time_ns, t->depth, &lf, &lt);
+		if (t->depth < SP_STACK) {
+			t->call_time[t->depth] = time_ns;
+			t->call_have_time[t->depth] = (uint8_t)have_time;
+		}
+		t->depth++;
+	} else if (kind == HWT_BR_RET) {
+		int have_dur = 0;
+		uint64_t dur = 0;
+		if (t->depth) {
+			t->depth--;
+			if (t->depth < SP_STACK && t->call_have_time[t->depth] && have_time &&
+			    time_ns >= t->call_time[t->depth]) {
+				have_dur = 1;
+				dur = time_ns - t->call_time[t->depth];
+			}
+		}
+		loc(pr, img, from, &lf);
+		loc(pr, img, to, &lt);
+		hwt_out_ret(&pr->o, t->tid, have_time, time_ns, t->depth, &lf, &lt, have_dur, dur);
+	}
+}
+
+static void p_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err)
+{
+	struct printer *pr = arg;
+	hwt_out_gap(&pr->o, t ? t->tid : 0, offset, ip, hwt_errstr(err));
+}
+
+int hwt_script_perf(int argc, char **argv)
+{
+	const char *input = NULL;
+	struct printer pr;
+	memset(&pr, 0, sizeof(pr));
+	pr.time = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(a, "-i") || !strcmp(a, "--input")) {
+			if (i + 1 >= argc) {
+				cli_err("script", "%s needs a file", a);
+				return cli_usage_error(usage_text);
+			}
+			input = argv[++i];
+		} else if (!strcmp(a, "--branches")) {
+			pr.mode = M_BRANCHES;
+		} else if (!strcmp(a, "--insn")) {
+			pr.mode = M_INSN;
+		} else if (!strcmp(a, "--calls")) {
+			pr.mode = M_CALLS;
+		} else if (!strcmp(a, "--disasm")) {
+			pr.disasm = 1;
+		} else if (!strcmp(a, "--no-time")) {
+			pr.time = 0;
+		} else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
+			const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v || (strcmp(v, "tsv") && strcmp(v, "text"))) {
+				cli_err("script", "unknown format '%s' (known: tsv, text)",
+					v ? v : "");
+				return cli_usage_error(usage_text);
+			}
+			pr.tsv = !strcmp(v, "tsv");
+		} else if (a[0] != '-' && !input) {
+			input = a;
+		} else {
+			cli_err("script", "unknown option '%s'", a);
+			return cli_usage_error(usage_text);
+		}
+	}
+	if (pr.disasm && pr.mode != M_INSN) {
+		cli_err("script", "--disasm goes with --insn");
+		return cli_usage_error(usage_text);
+	}
+	if (!input)
+		input = "hwt.data";
+	if (hwt_outbuf_init(&pr.o, STDOUT_FILENO, 1u << 20))
+		return 2;
+	pr.sc = sp_symcache_alloc();
+	if (!pr.sc) {
+		hwt_outbuf_fini(&pr.o);
+		return 2;
+	}
+	struct sp_consumer c = {
+	    .arg = &pr,
+	    .want_insn = pr.mode == M_INSN,
+	    .want_time = pr.time && !pr.tsv,
+	    .insn = pr.mode == M_INSN ? p_insn : NULL,
+	    .branch = p_branch,
+	    .gap = p_gap,
+	};
+	int rc = sp_run(input, "script", &c);
+	if (hwt_outbuf_fini(&pr.o) && rc == 0)
+		rc = 1;
+	sp_symcache_free(pr.sc);
+	return rc;
+}

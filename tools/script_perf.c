@@ -1,0 +1,868 @@
+/* tools/script_perf.c - "hwt script" on perf.data recordings, and the
+ * decoding engine shared with "hwt report".
+ *
+ * Design: one pass over the records in file order.  Sideband (COMM exec,
+ * MMAP/MMAP2, FORK) updates a table of processes (hwt/process.h) and
+ * threads; each AUXTRACE chunk is decoded when it is met, with the image of
+ * its thread's process (per-CPU queues: an image holding every process's
+ * mappings, threads attributed by context-switch sideband).  A queue's
+ * chunks are decoded in regions that start at a PSB and end at the next
+ * region's PSB: the middle of a chunk in place (zero copy), the piece that
+ * straddles two chunks through a small carry buffer, so memory is bounded
+ * by the PSB period, not by the trace.  A region that ends at a PSB would
+ * run on past the PSB's IP until it needs a packet; what it decodes from
+ * the PSB's FUP IP on is held back and dropped, since the next region
+ * starts there.  Taken branches are derived from consecutive instructions
+ * (plus asynchronous branch events); every decoder error is reported as a
+ * gap with its offset in the AUX stream and decoding resumes at the next
+ * PSB.  Limits: no vdso code unless the recording maps it from a file; the
+ * per-CPU thread attribution is by switch records in file order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "hwt/error.h"
+#include "hwt/perf_data.h"
+#include "hwt/process.h"
+#include "hwt/pt_config.h"
+#include "hwt/pt_flow.h"
+#include "hwt/x86.h"
+#include "out/out.h"
+#include "script_perf.h"
+
+/* ---------------- symbol cache ---------------- */
+#define SC_SIZE 8192
+#define INTERN_BUCKETS 4096
+
+struct intern {
+	struct intern *next;
+	char name[];
+};
+
+struct sc_entry {
+	uint64_t ip;
+	const char *name;
+	uint64_t off;
+	int valid;
+};
+
+struct sp_symcache {
+	const struct hwt_image *img;
+	struct sc_entry e[SC_SIZE];
+	struct intern *b[INTERN_BUCKETS];
+};
+
+struct sp_symcache *sp_symcache_alloc(void)
+{
+	return calloc(1, sizeof(struct sp_symcache));
+}
+
+void sp_symcache_free(struct sp_symcache *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < INTERN_BUCKETS; i++)
+		for (struct intern *n = sc->b[i], *nx; n; n = nx) {
+			nx = n->next;
+			free(n);
+		}
+	free(sc);
+}
+
+static const char *intern(struct sp_symcache *sc, const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = s; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ull;
+	struct intern **b = &sc->b[h % INTERN_BUCKETS];
+	for (struct intern *n = *b; n; n = n->next)
+		if (!strcmp(n->name, s))
+			return n->name;
+	size_t len = strlen(s);
+	struct intern *n = malloc(sizeof(*n) + len + 1);
+	if (!n)
+		return NULL;
+	memcpy(n->name, s, len + 1);
+	n->next = *b;
+	*b = n;
+	return n->name;
+}
+
+const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint64_t ip,
+		      uint64_t *off)
+{
+	if (sc->img != img) {
+		memset(sc->e, 0, sizeof(sc->e));
+		sc->img = img;
+	}
+	struct sc_entry *e = &sc->e[(ip ^ (ip >> 13)) % SC_SIZE];
+	if (!e->valid || e->ip != ip) {
+		const char *name = NULL;
+		uint64_t o = 0;
+		e->ip = ip;
+		e->valid = 1;
+		e->name = NULL;
+		e->off = 0;
+		if (img && !hwt_image_symbol(img, ip, &name, &o) && name) {
+			e->name = intern(sc, name);
+			e->off = o;
+		}
+	}
+	*off = e->off;
+	return e->name;
+}
+
+/* ---------------- engine state ---------------- */
+struct proc_ent {
+	uint32_t pid;
+	struct hwt_process *p;
+};
+
+struct switch_ev {
+	uint64_t time;
+	uint32_t tid;
+};
+
+struct queue {
+	uint32_t idx;
+	uint32_t tid, cpu;
+	int per_cpu;
+	uint8_t *carry;
+	size_t clen, ccap;
+	uint64_t carry_off, next_off;
+	int have_next;
+	/* per-CPU: switch-in timeline */
+	struct switch_ev *sw;
+	size_t nsw, capsw, cur;
+};
+
+/* Output held back after the stop ip: an instruction or a branch. */
+struct pending {
+	uint8_t is_branch;
+	uint8_t kind;
+	uint8_t have_time;
+	uint64_t time;
+	union {
+		struct hwt_pt_insn in;
+		struct {
+			uint64_t from, to;
+		} br;
+	} u;
+};
+
+struct engine {
+	const char *cmd;
+	const struct sp_consumer *c;
+	struct proc_ent *procs;
+	size_t nprocs, capprocs;
+	struct sp_thread **threads;
+	size_t nthreads, capthreads;
+	struct hwt_process *all; /* every mapping of every process (per-CPU) */
+	struct queue *queues;
+	size_t nqueues;
+	struct hwt_pt_config cfg;
+	struct hwt_perf_intel_pt_info info;
+	int have_info, have_conv;
+	uint64_t mtc_freq_cfg;
+	/* time conversion TSC -> perf time */
+	uint16_t time_shift;
+	uint32_t time_mult;
+	uint64_t time_zero;
+	int gaps;
+	/* region decode state */
+	struct sp_thread *th;
+	const struct hwt_image *img;
+	struct hwt_pt_insn_decoder *d;
+	int have_prev;
+	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size */
+	int prev_class;
+	int holding;	  /* non-final region with a stop ip */
+	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
+	struct pending *pend;
+	size_t npend, cappend;
+	int pend_overflow;
+	int pend_active; /* output is being held back */
+	struct queue *q;
+};
+
+static struct hwt_process *proc_get(struct engine *e, uint32_t pid, int create)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid)
+			return e->procs[i].p;
+	if (!create)
+		return NULL;
+	if (e->nprocs == e->capprocs) {
+		size_t nc = e->capprocs ? 2 * e->capprocs : 16;
+		struct proc_ent *nv = realloc(e->procs, nc * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		e->procs = nv;
+		e->capprocs = nc;
+	}
+	struct hwt_process *p = hwt_process_alloc(pid);
+	if (!p)
+		return NULL;
+	e->procs[e->nprocs].pid = pid;
+	e->procs[e->nprocs++].p = p;
+	return p;
+}
+
+static void proc_replace(struct engine *e, uint32_t pid, struct hwt_process *np)
+{
+	for (size_t i = 0; i < e->nprocs; i++)
+		if (e->procs[i].pid == pid) {
+			hwt_process_free(e->procs[i].p);
+			e->procs[i].p = np;
+			return;
+		}
+	if (e->nprocs == e->capprocs) {
+		size_t nc = e->capprocs ? 2 * e->capprocs : 16;
+		struct proc_ent *nv = realloc(e->procs, nc * sizeof(*nv));
+		if (!nv) {
+			hwt_process_free(np);
+			return;
+		}
+		e->procs = nv;
+		e->capprocs = nc;
+	}
+	e->procs[e->nprocs].pid = pid;
+	e->procs[e->nprocs++].p = np;
+}
+
+static struct sp_thread *thread_get(struct engine *e, uint32_t tid, uint32_t pid)
+{
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (e->threads[i]->tid == tid) {
+			if (pid != (uint32_t)-1 && e->threads[i]->pid != pid)
+				e->threads[i]->pid = pid;
+			return e->threads[i];
+		}
+	if (e->nthreads == e->capthreads) {
+		size_t nc = e->capthreads ? 2 * e->capthreads : 16;
+		struct sp_thread **nv = realloc(e->threads, nc * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		e->threads = nv;
+		e->capthreads = nc;
+	}
+	struct sp_thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->pid = pid == (uint32_t)-1 ? tid : pid;
+	e->threads[e->nthreads++] = t;
+	return t;
+}
+
+static struct queue *queue_get(struct engine *e, uint32_t idx)
+{
+	for (size_t i = 0; i < e->nqueues; i++)
+		if (e->queues[i].idx == idx)
+			return &e->queues[i];
+	struct queue *nv = realloc(e->queues, (e->nqueues + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	e->queues = nv;
+	struct queue *q = &e->queues[e->nqueues++];
+	memset(q, 0, sizeof(*q));
+	q->idx = idx;
+	return q;
+}
+
+static uint64_t tsc_to_ns(const struct engine *e, uint64_t tsc)
+{
+	if (!e->have_conv)
+		return tsc;
+	uint64_t quot = tsc >> e->time_shift;
+	uint64_t rem = tsc & ((1ull << e->time_shift) - 1);
+	return e->time_zero + quot * e->time_mult + ((rem * e->time_mult) >> e->time_shift);
+}
+
+/* ---------------- PSB helpers ---------------- */
+static const uint8_t psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+
+static const uint8_t *find_psb(const uint8_t *p, size_t n)
+{
+	return memmem(p, n, psb_pat, sizeof(psb_pat));
+}
+
+static const uint8_t *find_last_psb(const uint8_t *p, size_t n)
+{
+	const uint8_t *last = NULL, *s = p;
+	while ((s = find_psb(s, n - (size_t)(s - p))) != NULL) {
+		last = s;
+		s += sizeof(psb_pat);
+	}
+	return last;
+}
+
+/* IP of the FUP in the PSB+ at p (0 and *ip), else -1. */
+static int psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
+{
+	struct hwt_pt_last_ip lip;
+	hwt_pt_last_ip_init(&lip);
+	size_t pos = 0;
+	for (int k = 0; k < 64 && pos < n; k++) {
+		struct hwt_pt_packet pkt;
+		int sz = hwt_pt_pkt_parse(p + pos, n - pos, &pkt);
+		if (sz <= 0)
+			return -1;
+		pos += (size_t)sz;
+		if (pkt.type == HWT_PKT_PSBEND)
+			return -1;
+		if (pkt.type == HWT_PKT_FUP) {
+			if (hwt_pt_last_ip_update(&lip, pkt.u.ip.ipc, pkt.u.ip.ip) ||
+			    hwt_pt_last_ip_query(&lip, ip))
+				return -1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* ---------------- delivery ---------------- */
+/* Output goes straight to the consumer, or, in a region that ends at a
+ * PSB, from each visit of that PSB's IP on into the pending list: flushed
+ * when the IP comes again (or an event or gap shows the flow went on),
+ * dropped at the end of the region (the next region decodes it). */
+static struct pending *pend_new(struct engine *e)
+{
+	if (e->npend == e->cappend) {
+		size_t nc = e->cappend ? 2 * e->cappend : 1024;
+		struct pending *nv = nc <= (1u << 22) ? realloc(e->pend, nc * sizeof(*nv)) : NULL;
+		if (!nv)
+			return NULL;
+		e->pend = nv;
+		e->cappend = nc;
+	}
+	return &e->pend[e->npend++];
+}
+
+static void flush_pending(struct engine *e)
+{
+	const struct sp_consumer *c = e->c;
+	for (size_t i = 0; i < e->npend; i++) {
+		const struct pending *p = &e->pend[i];
+		if (p->is_branch) {
+			if (c->branch)
+				c->branch(c->arg, e->th, p->u.br.from, p->u.br.to, p->kind, e->img,
+					  p->have_time, p->time);
+		} else if (c->insn) {
+			c->insn(c->arg, e->th, &p->u.in, e->img, p->have_time, p->time);
+		}
+	}
+	e->npend = 0;
+	e->pend_active = 0;
+}
+
+static void emit_branch(struct engine *e, uint64_t from, uint64_t to, int kind, int have_time,
+			uint64_t t)
+{
+	if (e->pend_active) {
+		struct pending *p = pend_new(e);
+		if (p) {
+			p->is_branch = 1;
+			p->kind = (uint8_t)kind;
+			p->have_time = (uint8_t)have_time;
+			p->time = t;
+			p->u.br.from = from;
+			p->u.br.to = to;
+			return;
+		}
+		flush_pending(e);
+		e->pend_overflow = 1;
+	}
+	if (e->c->branch)
+		e->c->branch(e->c->arg, e->th, from, to, kind, e->img, have_time, t);
+}
+
+static void on_insn(struct engine *e, const struct hwt_pt_insn *in, int have_time, uint64_t t)
+{
+	int at_stop = e->holding && in->ip == e->stop_ip && !e->pend_overflow;
+	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
+		/* a taken branch into in: unconditional ones always; a jcc or a
+		 * far transfer (syscall round trip) that lands on the next
+		 * instruction was not taken / is not a branch of the flow */
+		int fall = in->ip == e->prev_end;
+		int taken =
+		    e->prev_class == HWT_INSN_JCC || hwt_insn_is_far(e->prev_class) ? !fall : 1;
+		if (taken) {
+			if (at_stop) /* it happened before the PSB: this region's */
+				flush_pending(e);
+			emit_branch(e, e->prev_ip, in->ip, hwt_branch_kind_of(e->prev_class),
+				    have_time, t);
+		}
+	}
+	if (at_stop) {
+		flush_pending(e);
+		e->pend_active = 1;
+	}
+	e->prev_ip = in->ip;
+	e->prev_end = in->ip + in->size;
+	e->prev_class = in->iclass;
+	e->have_prev = 1;
+	if (!e->c->insn)
+		return;
+	if (e->pend_active) {
+		struct pending *p = pend_new(e);
+		if (p) {
+			p->is_branch = 0;
+			p->have_time = (uint8_t)have_time;
+			p->time = t;
+			p->u.in = *in;
+			return;
+		}
+		flush_pending(e);
+		e->pend_overflow = 1;
+	}
+	e->c->insn(e->c->arg, e->th, in, e->img, have_time, t);
+}
+
+static void thread_for_time(struct engine *e, int have_time, uint64_t t)
+{
+	struct queue *q = e->q;
+	if (!q->per_cpu || !q->nsw)
+		return;
+	size_t i = q->cur;
+	if (have_time) {
+		while (i + 1 < q->nsw && q->sw[i + 1].time <= t)
+			i++;
+	} else {
+		i = q->nsw - 1;
+	}
+	if (i != q->cur || !e->th || e->th->tid != q->sw[i].tid) {
+		q->cur = i;
+		struct sp_thread *th = thread_get(e, q->sw[i].tid, (uint32_t)-1);
+		if (th && th != e->th) {
+			flush_pending(e);
+			e->have_prev = 0;
+			e->th = th;
+		}
+	}
+}
+
+static void gap(struct engine *e, uint64_t base, int err)
+{
+	uint64_t off = 0;
+	hwt_pt_insn_offset(e->d, &off);
+	flush_pending(e);
+	e->gaps++;
+	if (e->c->gap)
+		e->c->gap(e->c->arg, e->th, base + off, hwt_pt_insn_ip(e->d), err);
+	e->have_prev = 0;
+}
+
+static void handle_event(struct engine *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
+{
+	switch (ev->type) {
+	case HWT_EV_ASYNC_BRANCH:
+		flush_pending(e);
+		if (!ev->ip_suppressed)
+			emit_branch(e, ev->u.async_branch.from, ev->ip, HWT_BR_ASYNC, have_time, t);
+		e->have_prev = 0;
+		break;
+	case HWT_EV_ENABLED:
+	case HWT_EV_DISABLED:
+	case HWT_EV_ASYNC_DISABLED:
+	case HWT_EV_OVERFLOW:
+	case HWT_EV_TSX:
+	case HWT_EV_STOP:
+		e->have_prev = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Decode one region [data, data+n) of queue q whose first byte is at
+ * stream offset base.  next_psb: the PSB that follows it (NULL at the end
+ * of the stream). */
+static void decode_region(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
+			  uint64_t base, const uint8_t *next_psb, size_t next_avail)
+{
+	if (!n)
+		return;
+	e->q = q;
+	e->th = thread_get(e, q->tid, (uint32_t)-1);
+	if (!e->th)
+		return;
+	struct hwt_process *p;
+	if (q->per_cpu) {
+		p = e->all;
+		thread_for_time(e, 0, 0);
+		q->cur = 0;
+	} else {
+		p = proc_get(e, e->th->pid, 1);
+	}
+	if (!p)
+		return;
+	e->img = hwt_process_image(p, NULL);
+	if (!e->img)
+		return;
+	struct hwt_pt_config cfg = e->cfg;
+	cfg.buf.begin = data;
+	cfg.buf.end = data + n;
+	cfg.buf.begin2 = cfg.buf.end2 = NULL;
+	struct hwt_pt_flow_options opt;
+	memset(&opt, 0, sizeof(opt));
+	opt.size = sizeof(opt);
+	opt.query.size = sizeof(opt.query);
+	e->d = hwt_pt_insn_alloc(&cfg, e->img, &opt);
+	if (!e->d) {
+		cli_err(e->cmd, "cannot allocate a decoder (out of memory)");
+		return;
+	}
+	e->have_prev = 0;
+	e->npend = 0;
+	e->pend_overflow = 0;
+	e->pend_active = 0;
+	e->holding = next_psb && !psb_fup_ip(next_psb, next_avail, &e->stop_ip);
+	int want_time = e->c->want_time || q->per_cpu;
+	uint64_t last_err_off = UINT64_MAX;
+	int same_err = 0;
+	int st = hwt_pt_insn_sync_forward(e->d);
+	for (;;) {
+		if (st < 0) {
+			if (st == HWT_ERR_EOS)
+				break;
+			uint64_t off = 0;
+			hwt_pt_insn_offset(e->d, &off);
+			gap(e, base, st);
+			if (off == last_err_off && ++same_err > 4)
+				break; /* not moving: give up on this region */
+			if (off != last_err_off)
+				same_err = 0;
+			last_err_off = off;
+			st = hwt_pt_insn_sync_forward(e->d);
+			continue;
+		}
+		int have_time = 0;
+		uint64_t t = 0;
+		while (st >= 0 && (st & HWT_PTS_EVENT_PENDING)) {
+			struct hwt_pt_event ev;
+			st = hwt_pt_insn_event(e->d, &ev);
+			if (st < 0)
+				break;
+			if (want_time && ev.has_tsc) {
+				have_time = 1;
+				t = tsc_to_ns(e, ev.tsc);
+			}
+			handle_event(e, &ev, have_time, t);
+		}
+		if (st < 0)
+			continue;
+		if (st & HWT_PTS_EOS)
+			break;
+		struct hwt_pt_insn in;
+		st = hwt_pt_insn_next(e->d, &in);
+		if (st < 0)
+			continue;
+		if (want_time) {
+			uint64_t tsc;
+			uint32_t lm, lc;
+			have_time = hwt_pt_insn_time(e->d, &tsc, &lm, &lc) >= 0;
+			t = have_time ? tsc_to_ns(e, tsc) : 0;
+			if (q->per_cpu)
+				thread_for_time(e, have_time, t);
+		}
+		on_insn(e, &in, have_time, t);
+	}
+	if (!e->holding)
+		flush_pending(e);
+	e->npend = 0; /* held back: the next region decodes it */
+	e->pend_active = 0;
+	hwt_pt_insn_free(e->d);
+	e->d = NULL;
+}
+
+#define CARRY_MAX (64u << 20)
+
+static int carry_append(struct queue *q, const uint8_t *p, size_t n)
+{
+	if (q->clen + n > q->ccap) {
+		size_t nc = q->ccap ? q->ccap : 65536;
+		while (nc < q->clen + n)
+			nc *= 2;
+		uint8_t *nv = realloc(q->carry, nc);
+		if (!nv)
+			return HWT_ERR_NOMEM;
+		q->carry = nv;
+		q->ccap = nc;
+	}
+	memcpy(q->carry + q->clen, p, n);
+	q->clen += n;
+	return 0;
+}
+
+static void flush_carry(struct engine *e, struct queue *q)
+{
+	if (q->clen)
+		decode_region(e, q, q->carry, q->clen, q->carry_off, NULL, 0);
+	q->clen = 0;
+}
+
+static void on_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
+		     uint64_t aux_off)
+{
+	/* AUXTRACE payloads are zero-padded to 8 bytes: a chunk that starts
+	 * inside the previous one's padding continues it. */
+	if (q->clen && q->have_next && aux_off < q->next_off && q->next_off - aux_off < 8 &&
+	    q->next_off - aux_off <= q->clen)
+		q->clen -= (size_t)(q->next_off - aux_off);
+	else if (q->clen && (!q->have_next || aux_off != q->next_off))
+		flush_carry(e, q);
+	q->next_off = aux_off + n;
+	q->have_next = 1;
+	const uint8_t *p0 = find_psb(data, n);
+	if (q->clen) {
+		size_t upto = p0 ? (size_t)(p0 - data) : n;
+		if (carry_append(q, data, upto)) {
+			flush_carry(e, q);
+		} else if (p0) {
+			decode_region(e, q, q->carry, q->clen, q->carry_off, p0,
+				      n - (size_t)(p0 - data));
+			q->clen = 0;
+		} else if (q->clen > CARRY_MAX) {
+			flush_carry(e, q);
+		}
+	}
+	if (!p0)
+		return;
+	const uint8_t *pl = find_last_psb(p0, n - (size_t)(p0 - data));
+	if (pl > p0)
+		decode_region(e, q, p0, (size_t)(pl - p0), aux_off + (uint64_t)(p0 - data), pl,
+			      n - (size_t)(pl - data));
+	q->carry_off = aux_off + (uint64_t)(pl - data);
+	if (carry_append(q, pl, n - (size_t)(pl - data)))
+		q->clen = 0;
+}
+
+/* ---------------- setup from the recording ---------------- */
+static void setup_config(struct engine *e, struct hwt_perf_reader *r)
+{
+	hwt_pt_config_init(&e->cfg);
+	const char *cpuid = hwt_perf_reader_feature_string(r, HWT_FEAT_CPUID);
+	unsigned fam, model, step = 0;
+	if (cpuid && !strncmp(cpuid, "GenuineIntel,", 13) &&
+	    sscanf(cpuid + 13, "%u,%u,%u", &fam, &model, &step) >= 2) {
+		e->cfg.cpu.vendor = HWT_CPU_INTEL;
+		e->cfg.cpu.family = (uint16_t)fam;
+		e->cfg.cpu.model = (uint8_t)model;
+		e->cfg.cpu.stepping = (uint8_t)step;
+		hwt_pt_cpu_errata(&e->cfg.errata, &e->cfg.cpu);
+	}
+	if (!e->have_info)
+		return;
+	e->cfg.cpuid_0x15_eax = e->info.tsc_ctc_ratio_d;
+	e->cfg.cpuid_0x15_ebx = e->info.tsc_ctc_ratio_n;
+	e->cfg.nom_freq = (uint8_t)e->info.max_nonturbo_ratio;
+	for (size_t i = 0; i < hwt_perf_reader_nr_attrs(r); i++) {
+		const struct hwt_perf_attr_info *a = hwt_perf_reader_attr(r, i);
+		if (a->attr.type != e->info.pmu_type || !e->info.mtc_freq_bits)
+			continue;
+		uint64_t m = e->info.mtc_freq_bits;
+		e->cfg.mtc_freq = (uint8_t)((a->attr.config & m) >> __builtin_ctzll(m));
+	}
+	if (e->info.cap_user_time_zero && e->info.time_mult) {
+		e->have_conv = 1;
+		e->time_shift = e->info.time_shift;
+		e->time_mult = e->info.time_mult;
+		e->time_zero = e->info.time_zero;
+	}
+}
+
+static const char *rec_str(const struct hwt_perf_record *rec, size_t off)
+{
+	const char *s = (const char *)rec->hdr + off;
+	size_t max = rec->size > off ? rec->size - off : 0;
+	return memchr(s, 0, max) ? s : NULL;
+}
+
+static void on_sideband(struct engine *e, const struct hwt_perf_record *rec)
+{
+	const void *h = rec->hdr;
+	switch (rec->type) {
+	case PERF_RECORD_COMM: {
+		if (rec->size < sizeof(struct hwt_perf_rec_comm))
+			break;
+		const struct hwt_perf_rec_comm *c = h;
+		thread_get(e, c->tid, c->pid);
+		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			struct hwt_process *p = proc_get(e, c->pid, 1);
+			if (p)
+				hwt_process_exec(p);
+		}
+		break;
+	}
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_MMAP: {
+		int v2 = rec->type == PERF_RECORD_MMAP2;
+		size_t fix =
+		    v2 ? sizeof(struct hwt_perf_rec_mmap2) : sizeof(struct hwt_perf_rec_mmap);
+		if (rec->size < fix)
+			break;
+		const struct hwt_perf_rec_mmap *m = h;
+		uint32_t prot = v2 ? ((const struct hwt_perf_rec_mmap2 *)h)->prot : 0;
+		const char *path = rec_str(rec, fix);
+		if (!path || m->pid == (uint32_t)-1 || !m->len)
+			break;
+		struct hwt_process *p = proc_get(e, m->pid, 1);
+		if (p)
+			hwt_process_mmap(p, m->addr, m->len, m->pgoff, prot, path);
+		hwt_process_mmap(e->all, m->addr, m->len, m->pgoff, prot, path);
+		break;
+	}
+	case PERF_RECORD_FORK: {
+		if (rec->size < sizeof(struct hwt_perf_rec_fork))
+			break;
+		const struct hwt_perf_rec_fork *f = h;
+		thread_get(e, f->tid, f->pid);
+		if (f->pid != f->ppid) {
+			struct hwt_process *pp = proc_get(e, f->ppid, 0);
+			struct hwt_process *np =
+			    pp ? hwt_process_fork(pp, f->pid) : hwt_process_alloc(f->pid);
+			if (np)
+				proc_replace(e, f->pid, np);
+		}
+		break;
+	}
+	case PERF_RECORD_ITRACE_START:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: {
+		if (!rec->have_sid)
+			break;
+		if (rec->type != PERF_RECORD_ITRACE_START &&
+		    (rec->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			break;
+		uint32_t tid = rec->sid.tid, pid = rec->sid.pid;
+		if (rec->type == PERF_RECORD_ITRACE_START &&
+		    rec->size >= sizeof(struct hwt_perf_rec_itrace_start)) {
+			tid = ((const struct hwt_perf_rec_itrace_start *)h)->tid;
+			pid = ((const struct hwt_perf_rec_itrace_start *)h)->pid;
+		}
+		thread_get(e, tid, pid);
+		/* the switch timeline of the CPU's queue */
+		struct queue *q = NULL;
+		for (size_t i = 0; i < e->nqueues; i++)
+			if (e->queues[i].per_cpu && e->queues[i].cpu == rec->sid.cpu)
+				q = &e->queues[i];
+		if (!q)
+			break;
+		if (q->nsw == q->capsw) {
+			size_t nc = q->capsw ? 2 * q->capsw : 64;
+			struct switch_ev *nv = realloc(q->sw, nc * sizeof(*nv));
+			if (!nv)
+				break;
+			q->sw = nv;
+			q->capsw = nc;
+		}
+		q->sw[q->nsw].time = rec->sid.time;
+		q->sw[q->nsw++].tid = tid;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
+{
+	char errbuf[256] = "";
+	struct hwt_perf_reader *r = NULL;
+	int err = hwt_perf_reader_open(&r, path, errbuf, sizeof(errbuf));
+	if (err) {
+		if (err == HWT_ERR_IO)
+			cli_err(cmd,
+				"cannot open '%s': %s (record one with 'hwt record' or name the "
+				"file with -i)",
+				path, strerror(errno));
+		else
+			cli_err(cmd, "'%s' is not a valid perf.data file: %s", path, errbuf);
+		return 2;
+	}
+	struct engine e;
+	memset(&e, 0, sizeof(e));
+	e.cmd = cmd;
+	e.c = c;
+	e.all = hwt_process_alloc(0);
+	if (!e.all) {
+		hwt_perf_reader_free(r);
+		return 2;
+	}
+	/* AUXTRACE_INFO and the per-CPU queues first (they precede the data
+	 * in perf's files; look anyway). */
+	struct hwt_perf_record rec;
+	int ret = 0, n_aux = 0;
+	while ((ret = hwt_perf_reader_next(r, &rec)) == 1) {
+		if (rec.type == HWT_PERF_RECORD_AUXTRACE_INFO && !e.have_info &&
+		    rec.size >= sizeof(struct hwt_perf_rec_auxtrace_info)) {
+			const struct hwt_perf_rec_auxtrace_info *ai = (const void *)rec.hdr;
+			size_t nr = (rec.size - sizeof(*ai)) / 8;
+			if (ai->type == HWT_PERF_AUXTRACE_INTEL_PT &&
+			    !hwt_perf_intel_pt_info_parse(&e.info, (const uint64_t *)(ai + 1), nr))
+				e.have_info = 1;
+		} else if (rec.type == HWT_PERF_RECORD_AUXTRACE) {
+			struct queue *q = queue_get(&e, rec.aux_idx);
+			if (q) {
+				q->tid = rec.sid.tid;
+				q->cpu = rec.sid.cpu;
+				q->per_cpu =
+				    rec.sid.tid == (uint32_t)-1 || rec.sid.cpu != (uint32_t)-1;
+				if (q->per_cpu && rec.sid.tid != (uint32_t)-1)
+					q->per_cpu =
+					    0; /* per-thread with a cpu: still per-thread */
+			}
+			n_aux++;
+		}
+	}
+	if (ret < 0)
+		cli_err(cmd, "'%s': %s (decoding what comes before)", path,
+			hwt_perf_reader_errmsg(r));
+	if (!n_aux) {
+		cli_err(cmd, "'%s' holds no AUX trace data (record with an intel_pt event)", path);
+		for (size_t i = 0; i < e.nprocs; i++)
+			hwt_process_free(e.procs[i].p);
+		free(e.procs);
+		free(e.queues);
+		hwt_process_free(e.all);
+		hwt_perf_reader_free(r);
+		return 2;
+	}
+	setup_config(&e, r);
+	hwt_perf_reader_rewind(r);
+	while (hwt_perf_reader_next(r, &rec) == 1) {
+		if (rec.type == HWT_PERF_RECORD_AUXTRACE) {
+			struct queue *q = queue_get(&e, rec.aux_idx);
+			if (q && rec.aux_data && rec.aux_size)
+				on_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size, rec.aux_offset);
+		} else {
+			on_sideband(&e, &rec);
+		}
+	}
+	for (size_t i = 0; i < e.nqueues; i++)
+		flush_carry(&e, &e.queues[i]);
+	int gaps = e.gaps;
+	for (size_t i = 0; i < e.nqueues; i++) {
+		free(e.queues[i].carry);
+		free(e.queues[i].sw);
+	}
+	free(e.queues);
+	for (size_t i = 0; i < e.nprocs; i++)
+		hwt_process_free(e.procs[i].p);
+	free(e.procs);
+	for (size_t i = 0; i < e.nthreads; i++) {
+		free(e.threads[i]->user);
+		free(e.threads[i]);
+	}
+	free(e.threads);
+	free(e.pend);
+	hwt_process_free(e.all);
+	hwt_perf_reader_free(r);
+	return gaps || ret < 0 ? 1 : 0;
+}
