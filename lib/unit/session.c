@@ -627,8 +627,9 @@ static int drain_stream(struct hwt_session *s, struct hwt_stream *st)
 		size_t n = hwt_ring_aux_peek(&st->ring, &sp);
 		if (n) {
 			r = deliver_aux(s, st, sp.pos, n);
-			hwt_ring_aux_release(&st->ring,
-					     st->ring.ctl->aux_head - st->ring.ctl->aux_tail);
+			/* only what was delivered: the producer may have
+			 * written more since the peek */
+			hwt_ring_aux_release(&st->ring, sp.pos + n - st->ring.ctl->aux_tail);
 		}
 	}
 	return r;

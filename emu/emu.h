@@ -1,0 +1,126 @@
+/* emu/emu.h - shared state of the hwt QEMU plugin (emulated Intel PT).
+ *
+ * plugin.c: QEMU callbacks, control-flow reconstruction per translated
+ * block, filters, syscalls.  stream.c: per-thread output (AUX ring in a
+ * shared file announced to the recorder over a pipe, sideband records,
+ * raw debug files, the truth file).  ptgen.c: packet generation.
+ *
+ * The plugin is a process-wide singleton inside qemu-x86_64, so its state
+ * is global (struct emu_global); each guest thread has one struct emu_thr
+ * that only that thread touches, except at exit/fork where every other
+ * vCPU is stopped.
+ */
+#ifndef HWT_EMU_EMU_H
+#define HWT_EMU_EMU_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptgen.h"
+#include "hwt/ring.h"
+
+#define EMU_MAX_VCPUS 4096
+#define EMU_BUF_SIZE (256 * 1024)
+#define EMU_TRUTH_BUF (64 * 1024)
+#define EMU_MAX_FILTERS 4
+
+struct emu_filter {
+	int cfg;       /* 1 filter, 2 stop */
+	int active;    /* a, b known (file mapped, or absolute) */
+	uint64_t a, b; /* inclusive guest range */
+	uint64_t off, size;
+	char path[512]; /* "" for absolute addresses */
+};
+
+struct emu_global {
+	struct ptg_cfg ptg;
+	char dir[512];	 /* stream files (recorder), "" for none */
+	int announce_fd; /* pipe to the recorder, -1 for none */
+	char raw[512];	 /* debug: raw PT per thread to raw.<tid> */
+	char truth[512]; /* truth file path */
+	int truth_fd;
+	uint64_t aux_size, data_size;
+	int snapshot;
+	uint64_t sample_type; /* sample_id_all trailer of records */
+	uint64_t sample_id;   /* trace event: AUX, ITRACE_START */
+	uint64_t sb_id;	      /* sideband event: MMAP2, COMM, FORK, EXIT */
+	uint64_t flush_at;    /* bytes in the per-thread buffer before a flush */
+	struct emu_filter filt[EMU_MAX_FILTERS];
+	int nfilt, have_filter_ranges;
+	pid_t pid;
+	int *exec_warned; /* shared by forked children */
+	int64_t guest_base;
+	uint64_t handlers[65]; /* signal handlers installed (guest addresses) */
+	uint64_t tsc0;	       /* TSC at process start */
+};
+
+extern struct emu_global emu;
+
+struct emu_thr {
+	pid_t pid, tid, ppid, ptid;
+	int vcpu;
+	struct ptgen g;
+	const struct emu_tb *prev;
+	uint64_t icount, tbase;
+	int stopped; /* TraceStop hit */
+	uint64_t sys_args[6];
+	int64_t sys_num;
+	/* stream */
+	int sfd;
+	void *map;
+	size_t map_len;
+	struct hwt_ring ring;
+	int have_ring;
+	int raw_fd;
+	uint64_t wait_ns;
+	char *tbuf;
+	size_t tlen;
+	uint8_t *buf;
+};
+
+/* One translated block; immutable, never freed (threads keep pointers). */
+struct emu_tb {
+	uint64_t start, last, next, target;
+	uint32_t n;
+	uint8_t cls; /* enum emu_cls */
+	uint8_t zero_call;
+};
+
+enum emu_cls {
+	EMU_OTHER,
+	EMU_JCC,
+	EMU_JMP,
+	EMU_CALL,
+	EMU_JMP_IND,
+	EMU_CALL_IND,
+	EMU_RET,
+	EMU_KERNEL, /* syscall, int n, far transfers: leaves user mode */
+};
+
+static inline uint64_t emu_now(const struct emu_thr *t)
+{
+	return t->tbase + t->icount;
+}
+
+/* stream.c */
+struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked);
+/* FORK (if fork_rec) and ITRACE_START records of a new stream */
+void emu_thr_start_records(struct emu_thr *t, int fork_rec);
+/* force: 0 only when above the flush threshold, else now */
+void emu_thr_flush(struct emu_thr *t, int force);
+void emu_thr_end(struct emu_thr *t, int exited);
+void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async);
+static inline void emu_truth(struct emu_thr *t, uint64_t from, uint64_t to, int async)
+{
+	if (emu.truth_fd >= 0)
+		emu_truth_line(t, from, to, async);
+}
+void emu_truth_flush(struct emu_thr *t);
+void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff, int prot,
+		 int flags, const char *path, int fd);
+void emu_sb_initial_maps(struct emu_thr *t);
+void emu_sb_comm(struct emu_thr *t, const char *comm, int exec);
+/* plugin.c: a file was mapped executable (activates address filters). */
+void emu_filter_mapped(const char *path, uint64_t addr, uint64_t len, uint64_t pgoff);
+
+#endif /* HWT_EMU_EMU_H */

@@ -1,0 +1,718 @@
+/* emu/plugin.c - hwt's emulated Intel PT unit: a qemu-x86_64 (user mode)
+ * TCG plugin.
+ *
+ * Usage: qemu-x86_64 -plugin hwt-pt-plugin.so,ARG=VAL,... -- PROG ARGS
+ *   dir=D fd=N        stream files in D, announced on pipe fd N (recorder)
+ *   raw=P             debug: raw PT of each thread to P.<tid>
+ *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
+ *   tsc= mtc= mtc_period= cyc= cyc_thresh= psb_period= noretcomp= branch=
+ *                     perf intel_pt terms (0/1 or values; perf's defaults)
+ *   aux=BYTES data=BYTES snapshot=0|1   ring sizes (powers of two), mode
+ *   st=SAMPLE_TYPE trid=ID sbid=ID  sample_id trailer of the records (trid: the
+ *                     trace event's AUX/ITRACE_START, sbid: sideband's)
+ *   filter=SPEC       kernel address filters, ';'-separated:
+ *                     "filter|stop OFF/SIZE[@PATH]" (see parse_filters)
+ *
+ * How control flow is seen: every translated block (TB) ends at its first
+ * control transfer, so only the last instruction of a TB can branch.  At
+ * translation we classify that instruction once (lib/x86, Zydis) and
+ * register one exec callback per TB; when a TB starts on a thread, the
+ * previous TB of that thread tells which branch just executed and the new
+ * TB's address is its outcome (taken/not taken, indirect target).  Time is
+ * the thread's guest instruction count (1 instruction = 1 cycle = 1 ns).
+ * Syscalls leave user mode: TIP.PGD (IP suppressed) at the syscall,
+ * TIP.PGE where user mode resumes.  Signals delivered by the kernel part
+ * appear as a TIP.PGE to the handler; a transfer no instruction explains
+ * is treated as an asynchronous event (FUP, TIP.PGD, TIP.PGE).
+ * Limits: a signal that interrupts code right after a conditional or
+ * indirect branch (not at a syscall) is reported at the branch's
+ * fall-through IP; a Jcc whose target is its fall-through is recorded as
+ * not taken; exec()ed programs are not followed (one warning).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "emu.h"
+#include "qemu_plugin_api.h"
+#include "hwt/x86.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+struct emu_global emu;
+
+static struct emu_thr *thr_by_vcpu[EMU_MAX_VCPUS];
+static volatile pid_t clone_ptid;
+static volatile uint64_t clone_tsc;
+static int first_thread_done;
+
+static int in_filter(uint64_t ip)
+{
+	if (!emu.have_filter_ranges)
+		return 1;
+	for (int i = 0; i < emu.nfilt; i++)
+		if (emu.filt[i].cfg == 1 && emu.filt[i].active && ip >= emu.filt[i].a &&
+		    ip <= emu.filt[i].b)
+			return 1;
+	return 0;
+}
+
+static int in_stop(uint64_t ip)
+{
+	for (int i = 0; i < emu.nfilt; i++)
+		if (emu.filt[i].cfg == 2 && emu.filt[i].active && ip >= emu.filt[i].a &&
+		    ip <= emu.filt[i].b)
+			return 1;
+	return 0;
+}
+
+static int is_handler(uint64_t ip)
+{
+	for (int i = 1; i < 65; i++)
+		if (emu.handlers[i] == ip)
+			return 1;
+	return 0;
+}
+
+static struct emu_thr *thr_get(unsigned vcpu)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	if (t)
+		return t;
+	if (vcpu >= EMU_MAX_VCPUS)
+		return NULL;
+	int main_thread = !first_thread_done;
+	pid_t pid = getpid();
+	t = emu_thr_new((int)vcpu, main_thread ? 0 : pid, main_thread ? 0 : clone_ptid, 0);
+	if (!t)
+		return NULL;
+	t->tbase = main_thread ? emu.tsc0 : clone_tsc;
+	ptg_init(&t->g, &emu.ptg, t->buf, EMU_BUF_SIZE, t->tbase);
+	if (main_thread) {
+		const char *exe = qemu_plugin_path_to_binary();
+		const char *base = exe ? strrchr(exe, '/') : NULL;
+		emu_sb_comm(t, base ? base + 1 : (exe ? exe : "?"), 1);
+		emu_sb_initial_maps(t);
+		emu_thr_start_records(t, 0);
+	} else {
+		emu_thr_start_records(t, 1);
+	}
+	first_thread_done = 1;
+	thr_by_vcpu[vcpu] = t;
+	return t;
+}
+
+/* The branch at the end of p executed and control is now at `to`. */
+static void transition(struct emu_thr *t, const struct emu_tb *p, uint64_t to)
+{
+	struct ptgen *g = &t->g;
+	enum { LINEAR, NOT_TAKEN, TAKEN, DIRECT, INDIRECT, RET, FROM_KERNEL, ASYNC } k;
+	uint64_t async_from = p->next;
+
+	switch (p->cls) {
+	case EMU_JCC:
+		if (to == p->target && to != p->next)
+			k = TAKEN;
+		else if (to == p->next)
+			k = NOT_TAKEN;
+		else
+			k = ASYNC;
+		break;
+	case EMU_JMP:
+	case EMU_CALL:
+		if (to == p->target)
+			k = DIRECT;
+		else
+			k = ASYNC, async_from = p->target;
+		break;
+	case EMU_JMP_IND:
+	case EMU_CALL_IND:
+		k = INDIRECT;
+		break;
+	case EMU_RET:
+		k = RET;
+		break;
+	case EMU_KERNEL:
+		k = FROM_KERNEL;
+		break;
+	default:
+		if (to == p->next || (to >= p->start && to <= p->last))
+			k = LINEAR;
+		else
+			k = ASYNC;
+		break;
+	}
+
+	if (k == TAKEN || k == DIRECT || k == INDIRECT || k == RET)
+		emu_truth(t, p->last, to, 0);
+	else if (k == ASYNC || (k == FROM_KERNEL && to != p->next && is_handler(to)))
+		emu_truth(t, async_from, to, 1);
+
+	if (t->stopped)
+		return;
+	int want = in_filter(to);
+	if (emu.nfilt && in_stop(to)) {
+		if (g->en)
+			ptg_pgd(g, 1, to);
+		struct hwt_pt_packet ts = {.type = HWT_PKT_TRACESTOP};
+		int n = hwt_pt_pkt_encode(g->buf + g->len, g->cap - g->len, &ts);
+		if (n > 0)
+			g->len += (size_t)n;
+		t->stopped = 1;
+		return;
+	}
+	if (g->en && want) {
+		switch (k) {
+		case TAKEN:
+			ptg_tnt(g, 1);
+			break;
+		case NOT_TAKEN:
+			ptg_tnt(g, 0);
+			break;
+		case DIRECT:
+			if (p->cls == EMU_CALL && !p->zero_call)
+				ptg_call(g, p->next);
+			break;
+		case INDIRECT:
+			if (p->cls == EMU_CALL_IND)
+				ptg_call(g, p->next);
+			ptg_tip(g, to);
+			break;
+		case RET:
+			ptg_ret(g, to);
+			break;
+		case FROM_KERNEL: /* int n etc. without a syscall callback */
+			ptg_pgd(g, 0, 0);
+			ptg_pge(g, to);
+			break;
+		case ASYNC:
+			ptg_fup(g, async_from);
+			ptg_pgd(g, 0, 0);
+			ptg_pge(g, to);
+			break;
+		default:
+			break;
+		}
+	} else if (g->en && !want) {
+		switch (k) {
+		case DIRECT:
+		case INDIRECT:
+			ptg_pgd(g, 1, to);
+			break;
+		case RET: {
+			int match = g->rs_n && g->rs[g->rs_top] == to && !g->cfg.noretcomp;
+			if (g->rs_n) {
+				g->rs_top = (g->rs_top + PTG_RETSTACK - 1) % PTG_RETSTACK;
+				g->rs_n--;
+			}
+			ptg_pgd(g, !match, to);
+			break;
+		}
+		case ASYNC:
+			ptg_fup(g, async_from);
+			ptg_pgd(g, 0, 0);
+			break;
+		default: /* taken Jcc, linear exit, kernel */
+			ptg_pgd(g, 0, 0);
+			break;
+		}
+	} else if (!g->en && want) {
+		ptg_pge(g, to);
+	}
+}
+
+/* Hot path: one call per executed block.  The common cases (tracing on,
+ * no filters, no CYC, the branch explained by the previous block) are
+ * handled inline; everything else goes through transition(). */
+static void tb_exec(unsigned vcpu, void *udata)
+{
+	const struct emu_tb *cur = udata;
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	if (__builtin_expect(!t, 0)) {
+		t = thr_get(vcpu);
+		if (!t)
+			return;
+	}
+	struct ptgen *g = &t->g;
+	const struct emu_tb *p = t->prev;
+	t->prev = cur;
+	uint64_t now = t->tbase + t->icount;
+	t->icount += cur->n;
+	g->tsc = now;
+	if (now >= g->mtc_next)
+		ptg_time(g, now);
+	uint64_t to = cur->start;
+	if (__builtin_expect(p && g->en && !emu.nfilt && !g->cfg.cyc && g->cfg.branch, 1)) {
+		switch (p->cls) {
+		case EMU_JCC:
+			if (to == p->next) {
+				g->tnt <<= 1;
+				if (++g->ntnt == 6)
+					ptg_flush_tnt(g);
+				goto done;
+			}
+			if (to == p->target) {
+				emu_truth(t, p->last, to, 0);
+				g->tnt = (g->tnt << 1) | 1;
+				if (++g->ntnt == 6)
+					ptg_flush_tnt(g);
+				goto done;
+			}
+			break;
+		case EMU_OTHER:
+			if (to == p->next)
+				goto done;
+			break;
+		case EMU_JMP:
+			if (to == p->target) {
+				emu_truth(t, p->last, to, 0);
+				goto done;
+			}
+			break;
+		case EMU_CALL:
+			if (to == p->target) {
+				emu_truth(t, p->last, to, 0);
+				if (!p->zero_call)
+					ptg_call(g, p->next);
+				goto done;
+			}
+			break;
+		case EMU_RET:
+			emu_truth(t, p->last, to, 0);
+			ptg_ret(g, to);
+			goto done;
+		case EMU_JMP_IND:
+			emu_truth(t, p->last, to, 0);
+			ptg_tip(g, to);
+			goto done;
+		case EMU_CALL_IND:
+			emu_truth(t, p->last, to, 0);
+			ptg_call(g, p->next);
+			ptg_tip(g, to);
+			goto done;
+		default:
+			break;
+		}
+	}
+	if (!p) {
+		ptg_begin(g);
+		if (in_filter(to) && !(emu.nfilt && in_stop(to)))
+			ptg_pge(g, to);
+	} else {
+		transition(t, p, to);
+	}
+done:
+	if (__builtin_expect(ptg_psb_due(g), 0))
+		ptg_psb(g, to);
+	if (__builtin_expect(g->len >= emu.flush_at, 0))
+		emu_thr_flush(t, 0);
+}
+
+static uint8_t classify(const struct hwt_x86_insn *in)
+{
+	switch (in->iclass) {
+	case HWT_INSN_JCC:
+		return EMU_JCC;
+	case HWT_INSN_JMP:
+		return EMU_JMP;
+	case HWT_INSN_CALL:
+		return EMU_CALL;
+	case HWT_INSN_JMP_IND:
+		return EMU_JMP_IND;
+	case HWT_INSN_CALL_IND:
+		return EMU_CALL_IND;
+	case HWT_INSN_RET:
+		return EMU_RET;
+	case HWT_INSN_OTHER:
+	case HWT_INSN_PTWRITE:
+		return EMU_OTHER;
+	default:
+		return EMU_KERNEL;
+	}
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	if (!n)
+		return;
+	struct emu_tb *e = calloc(1, sizeof(*e));
+	if (!e)
+		return;
+	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
+	struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+	if (!emu.guest_base) {
+		void *h = qemu_plugin_insn_haddr(first);
+		if (h)
+			emu.guest_base = (int64_t)((uintptr_t)h - qemu_plugin_insn_vaddr(first));
+	}
+	e->start = qemu_plugin_tb_vaddr(tb);
+	e->n = (uint32_t)n;
+	e->last = qemu_plugin_insn_vaddr(last);
+	size_t sz = qemu_plugin_insn_size(last);
+	e->next = e->last + sz;
+	struct hwt_x86_insn in;
+	if (hwt_x86_decode(qemu_plugin_insn_data(last), sz, e->last, 64, &in) == 0) {
+		e->cls = classify(&in);
+		if (in.flags & HWT_INSN_F_DIRECT)
+			e->target = in.target;
+		if (e->cls == EMU_CALL && e->target == e->next)
+			e->zero_call = 1;
+	} else {
+		e->cls = EMU_OTHER;
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, e);
+}
+
+static void child_after_fork(struct emu_thr *parent)
+{
+	/* Only this thread survives in the child; drop the others (their data
+	 * belongs to the parent's streams). */
+	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
+		struct emu_thr *o = thr_by_vcpu[i];
+		if (o && o != parent) {
+			free(o->buf);
+			free(o->tbuf);
+			free(o);
+			thr_by_vcpu[i] = NULL;
+		}
+	}
+	pid_t ppid = parent->pid, ptid = parent->tid;
+	uint64_t now = emu_now(parent);
+	const struct emu_tb *prev = parent->prev;
+	unsigned vcpu = (unsigned)parent->vcpu;
+	if (parent->have_ring)
+		munmap(parent->map, parent->map_len);
+	if (parent->raw_fd >= 0)
+		close(parent->raw_fd);
+	free(parent->buf);
+	free(parent->tbuf);
+	free(parent);
+	thr_by_vcpu[vcpu] = NULL;
+	emu.pid = getpid();
+	struct emu_thr *t = emu_thr_new((int)vcpu, ppid, ptid, 1);
+	if (!t)
+		return;
+	t->tbase = now;
+	ptg_init(&t->g, &emu.ptg, t->buf, EMU_BUF_SIZE, now);
+	emu_thr_start_records(t, 1);
+	/* Resume like the parent: after the syscall, user mode comes back. */
+	ptg_begin(&t->g);
+	t->prev = prev;
+	thr_by_vcpu[vcpu] = t;
+}
+
+static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1, uint64_t a2,
+		       uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
+{
+	struct emu_thr *t = thr_get(vcpu);
+	if (!t)
+		return;
+	t->sys_num = num;
+	t->sys_args[0] = a1, t->sys_args[1] = a2, t->sys_args[2] = a3;
+	t->sys_args[3] = a4, t->sys_args[4] = a5, t->sys_args[5] = a6;
+	if (!t->stopped)
+		ptg_pgd(&t->g, 0, 0);
+	switch (num) {
+	case SYS_clone:
+	case SYS_fork:
+	case SYS_vfork:
+	case 435: /* clone3 */
+		clone_ptid = t->tid;
+		clone_tsc = emu_now(t);
+		emu_thr_flush(t, 1);
+		emu_truth_flush(t);
+		break;
+	case SYS_execve:
+	case SYS_execveat:
+		if (emu.exec_warned && !__atomic_exchange_n(emu.exec_warned, 1, __ATOMIC_RELAXED)) {
+			fprintf(stderr,
+				"hwt: pid %d calls exec(); the new program is not "
+				"traced\n",
+				(int)getpid());
+		}
+		emu_thr_flush(t, 2);
+		emu_truth_flush(t);
+		break;
+	case SYS_exit:
+		emu_thr_end(t, 1);
+		thr_by_vcpu[vcpu] = NULL;
+		break;
+	case SYS_rt_sigaction:
+		if (a2 && a1 < 65) {
+			const uint64_t *act =
+			    (const uint64_t *)(uintptr_t)(a2 + (uint64_t)emu.guest_base);
+			uint64_t h = act[0];
+			emu.handlers[a1] = h > 1 ? h : 0; /* SIG_DFL 0, SIG_IGN 1 */
+		}
+		break;
+	default:
+		if (t->g.len >= 4096)
+			emu_thr_flush(t, 1);
+		break;
+	}
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret)
+{
+	struct emu_thr *t = thr_get(vcpu);
+	if (!t || num != t->sys_num)
+		return;
+	switch (num) {
+	case SYS_fork:
+	case SYS_vfork:
+		if (ret == 0)
+			child_after_fork(t);
+		break;
+	case SYS_clone:
+		if (ret == 0 && !(t->sys_args[0] & CLONE_THREAD))
+			child_after_fork(t);
+		break;
+	case 435:
+		if (ret == 0 && t->sys_args[0]) {
+			uint64_t fl = *(const uint64_t *)(uintptr_t)(t->sys_args[0] +
+								     (uint64_t)emu.guest_base);
+			if (!(fl & CLONE_THREAD))
+				child_after_fork(t);
+		}
+		break;
+	case SYS_mmap:
+		if (ret > 0 && (uint64_t)ret < (uint64_t)-4096 && (t->sys_args[2] & PROT_EXEC)) {
+			int fd = (int)t->sys_args[4];
+			char path[4096] = "//anon";
+			if (!(t->sys_args[3] & MAP_ANONYMOUS) && fd >= 0) {
+				char l[64];
+				snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
+				ssize_t n = readlink(l, path, sizeof(path) - 1);
+				path[n > 0 ? n : 0] = 0;
+			} else {
+				fd = -1;
+			}
+			emu_sb_mmap(t, (uint64_t)ret, t->sys_args[1], fd >= 0 ? t->sys_args[5] : 0,
+				    (int)t->sys_args[2], (int)t->sys_args[3], path, fd);
+		}
+		break;
+	case SYS_mprotect:
+		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
+			emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
+				    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
+		break;
+	default:
+		break;
+	}
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p)
+{
+	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
+		struct emu_thr *t = thr_by_vcpu[i];
+		if (t) {
+			emu_thr_end(t, 1);
+			thr_by_vcpu[i] = NULL;
+		}
+	}
+	if (emu.truth_fd >= 0)
+		close(emu.truth_fd);
+	emu.truth_fd = -1;
+}
+
+/* The kernel's address filter syntax, ';'-separated (QEMU splits plugin
+ * arguments at ','): "filter|stop|tracestop OFF/SIZE[@PATH]".  With a
+ * PATH, OFF is a file offset and the range becomes active when that file
+ * is mapped executable; without, OFF is a guest address. */
+static int parse_filters(const char *spec)
+{
+	char *copy = strdup(spec), *save = NULL;
+	if (!copy)
+		return -1;
+	int r = 0;
+	for (char *it = strtok_r(copy, ";", &save); it; it = strtok_r(NULL, ";", &save)) {
+		while (*it == ' ')
+			it++;
+		if (!*it)
+			continue;
+		if (emu.nfilt == EMU_MAX_FILTERS) {
+			r = -1;
+			break;
+		}
+		struct emu_filter *f = &emu.filt[emu.nfilt];
+		char kind[16];
+		int used = 0;
+		if (sscanf(it, "%15s %n", kind, &used) != 1) {
+			r = -1;
+			break;
+		}
+		if (!strcmp(kind, "filter"))
+			f->cfg = 1;
+		else if (!strcmp(kind, "stop") || !strcmp(kind, "tracestop"))
+			f->cfg = 2;
+		else {
+			r = -1;
+			break;
+		}
+		char *end;
+		f->off = strtoull(it + used, &end, 0);
+		if (*end != '/') {
+			r = -1;
+			break;
+		}
+		f->size = strtoull(end + 1, &end, 0);
+		if (!f->size) {
+			r = -1;
+			break;
+		}
+		if (*end == '@') {
+			snprintf(f->path, sizeof(f->path), "%s", end + 1);
+		} else if (*end) {
+			r = -1;
+			break;
+		} else {
+			f->a = f->off;
+			f->b = f->off + f->size - 1;
+			f->active = 1;
+		}
+		if (f->cfg == 1)
+			emu.have_filter_ranges = 1;
+		emu.nfilt++;
+	}
+	free(copy);
+	return r;
+}
+
+void emu_filter_mapped(const char *path, uint64_t addr, uint64_t len, uint64_t pgoff)
+{
+	for (int i = 0; i < emu.nfilt; i++) {
+		struct emu_filter *f = &emu.filt[i];
+		if (!f->path[0] || strcmp(f->path, path))
+			continue;
+		if (f->off < pgoff || f->off >= pgoff + len)
+			continue;
+		f->a = addr + (f->off - pgoff);
+		f->b = f->a + f->size - 1;
+		f->active = 1;
+	}
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+					   char **argv)
+{
+	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
+		fprintf(stderr, "hwt-pt-plugin: needs qemu-x86_64 (user mode), not %s\n",
+			info->target_name);
+		return -1;
+	}
+	memset(&emu, 0, sizeof(emu));
+	emu.announce_fd = -1;
+	emu.truth_fd = -1;
+	emu.ptg.tsc = 1;
+	emu.ptg.mtc = 1;
+	emu.ptg.mtc_period = 3;
+	emu.ptg.psb_period = 3;
+	emu.ptg.branch = 1;
+	emu.aux_size = 4 << 20;
+	emu.data_size = 512 << 10;
+	emu.flush_at = 64 << 10;
+	emu.tsc0 = 1000000;
+	emu.pid = getpid();
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		if (!eq) {
+			fprintf(stderr, "hwt-pt-plugin: bad argument '%s' (want name=value)\n",
+				argv[i]);
+			return -1;
+		}
+		*eq = 0;
+		const char *k = argv[i], *v = eq + 1;
+		unsigned long long n = strtoull(v, NULL, 0);
+		if (!strcmp(k, "dir"))
+			snprintf(emu.dir, sizeof(emu.dir), "%s", v);
+		else if (!strcmp(k, "fd"))
+			emu.announce_fd = (int)n;
+		else if (!strcmp(k, "raw"))
+			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
+		else if (!strcmp(k, "truth"))
+			snprintf(emu.truth, sizeof(emu.truth), "%s", v);
+		else if (!strcmp(k, "tsc"))
+			emu.ptg.tsc = !!n;
+		else if (!strcmp(k, "mtc"))
+			emu.ptg.mtc = !!n;
+		else if (!strcmp(k, "mtc_period"))
+			emu.ptg.mtc_period = (unsigned)n & 15;
+		else if (!strcmp(k, "cyc"))
+			emu.ptg.cyc = !!n;
+		else if (!strcmp(k, "cyc_thresh"))
+			emu.ptg.cyc_thresh = (unsigned)n & 15;
+		else if (!strcmp(k, "psb_period"))
+			emu.ptg.psb_period = (unsigned)n & 15;
+		else if (!strcmp(k, "noretcomp"))
+			emu.ptg.noretcomp = !!n;
+		else if (!strcmp(k, "branch"))
+			emu.ptg.branch = !!n;
+		else if (!strcmp(k, "aux"))
+			emu.aux_size = n;
+		else if (!strcmp(k, "data"))
+			emu.data_size = n;
+		else if (!strcmp(k, "snapshot"))
+			emu.snapshot = !!n;
+		else if (!strcmp(k, "st"))
+			emu.sample_type = n;
+		else if (!strcmp(k, "trid"))
+			emu.sample_id = n;
+		else if (!strcmp(k, "sbid"))
+			emu.sb_id = n;
+		else if (!strcmp(k, "filter")) {
+			if (parse_filters(v) < 0) {
+				fprintf(stderr, "hwt-pt-plugin: bad filter '%s'\n", v);
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "hwt-pt-plugin: unknown argument '%s'\n", k);
+			return -1;
+		}
+	}
+	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
+	    emu.data_size & (emu.data_size - 1) || emu.data_size < 4096) {
+		fprintf(stderr, "hwt-pt-plugin: aux/data sizes must be powers of two >= 4096\n");
+		return -1;
+	}
+	if (emu.flush_at > emu.aux_size / 4)
+		emu.flush_at = emu.aux_size / 4;
+	if (emu.snapshot && emu.flush_at > 4096)
+		emu.flush_at = 4096;
+	if (!emu.ptg.mtc && !emu.ptg.tsc)
+		emu.ptg.mtc = 0;
+	/* one warning about exec() for the whole process tree (forks share it) */
+	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
+	if (emu.truth[0]) {
+		emu.truth_fd =
+		    open(emu.truth, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+		if (emu.truth_fd < 0) {
+			fprintf(stderr, "hwt-pt-plugin: cannot create %s: %s\n", emu.truth,
+				strerror(errno));
+			return -1;
+		}
+	}
+	if (emu.announce_fd >= 0) {
+		/* out of the guest's way (programs close or reuse low fds) */
+		int hi = fcntl(emu.announce_fd, F_DUPFD_CLOEXEC, 900);
+		if (hi >= 0) {
+			close(emu.announce_fd);
+			emu.announce_fd = hi;
+		} else {
+			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
+		}
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

@@ -1,0 +1,481 @@
+/* emu/stream.c - per-thread output of the emulated Intel PT unit.
+ *
+ * Each guest thread owns one stream: a file <dir>/s.<tid> holding a perf
+ * control page, a data ring (sideband records) and an AUX ring (trace
+ * bytes) in the perf mmap layout, produced through hwt/ring.h.  The
+ * recorder learns about it from a line on the announce pipe:
+ *   "S <pid> <tid> <ppid> <ptid> <path>\n"   stream created
+ *   "E <tid> <wait_ns>\n"                    stream finished (all data written)
+ * Lines are shorter than PIPE_BUF, so writes from several threads and
+ * forked children never interleave.  Full mode waits (sleeps) while the
+ * AUX or data ring has no room; overwrite (snapshot) mode never waits.
+ * Also: raw PT per thread (<raw>.<tid>, debugging) and the truth file.
+ * Ownership: the thread's buffers and mapping are freed by emu_thr_end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu.h"
+#include "qemu_plugin_api.h"
+#include "hwt/perf_records.h"
+
+static void write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+static void nap(struct emu_thr *t)
+{
+	struct timespec ts = {0, 50000};
+	nanosleep(&ts, NULL);
+	t->wait_ns += 50000;
+}
+
+/* Append the sample_id trailer selected by emu.sample_type. */
+static size_t trailer(uint8_t *p, const struct emu_thr *t, uint64_t id)
+{
+	size_t n = 0;
+	uint64_t st = emu.sample_type;
+	if (st & PERF_SAMPLE_TID) {
+		uint32_t v[2] = {(uint32_t)t->pid, (uint32_t)t->tid};
+		memcpy(p + n, v, 8);
+		n += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		uint64_t v = emu_now(t);
+		memcpy(p + n, &v, 8);
+		n += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		memcpy(p + n, &id, 8);
+		n += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		memcpy(p + n, &id, 8);
+		n += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		uint32_t v[2] = {0, 0};
+		memcpy(p + n, v, 8);
+		n += 8;
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		memcpy(p + n, &id, 8);
+		n += 8;
+	}
+	return n;
+}
+
+/* rec: fixed part of fixed bytes; tail: optional string (padded to 8). */
+static void put_record_id(struct emu_thr *t, const void *fixed, size_t fixed_len, const char *str,
+			  uint64_t id)
+{
+	if (!t->have_ring)
+		return;
+	uint8_t rec[4096 + 128];
+	size_t n = fixed_len;
+	memcpy(rec, fixed, fixed_len);
+	if (str) {
+		size_t l = strlen(str);
+		if (l > 4000)
+			l = 4000;
+		memcpy(rec + n, str, l);
+		size_t padded = (l + 1 + 7) & ~(size_t)7;
+		memset(rec + n + l, 0, padded - l);
+		n += padded;
+	}
+	n += trailer(rec + n, t, id);
+	struct perf_event_header *h = (void *)rec;
+	h->size = (uint16_t)n;
+	while (hwt_ring_write_record(&t->ring, h) == HWT_ERR_AGAIN) {
+		if (emu.snapshot && t->ring.data_size < n)
+			return;
+		nap(t);
+	}
+}
+
+static void put_record(struct emu_thr *t, const void *fixed, size_t fixed_len, const char *str)
+{
+	const struct perf_event_header *h = fixed;
+	int trace = h->type == PERF_RECORD_AUX || h->type == PERF_RECORD_ITRACE_START;
+	put_record_id(t, fixed, fixed_len, str, trace ? emu.sample_id : emu.sb_id);
+}
+
+static void announce(const char *line)
+{
+	if (emu.announce_fd >= 0)
+		write_all(emu.announce_fd, line, strlen(line));
+}
+
+static int open_ring(struct emu_thr *t)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/s.%d", emu.dir, (int)t->tid);
+	size_t len = 4096 + emu.data_size + emu.aux_size;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		close(fd);
+		return -1;
+	}
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	uint8_t *b = m;
+	if (hwt_ring_init_producer(&t->ring, b, b + 4096, emu.data_size, b + 4096 + emu.data_size,
+				   emu.aux_size, emu.snapshot) < 0) {
+		munmap(m, len);
+		return -1;
+	}
+	/* time conversion as the kernel publishes it: 1 TSC tick = 1 ns */
+	t->ring.ctl->cap_user_time_zero = 1;
+	t->ring.ctl->time_shift = 0;
+	t->ring.ctl->time_mult = 1;
+	t->ring.ctl->time_zero = 0;
+	t->map = m;
+	t->map_len = len;
+	t->have_ring = 1;
+	char line[800];
+	snprintf(line, sizeof(line), "S %d %d %d %d %s\n", (int)t->pid, (int)t->tid, (int)t->ppid,
+		 (int)t->ptid, path);
+	announce(line);
+	return 0;
+}
+
+struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
+{
+	struct emu_thr *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->buf = malloc(EMU_BUF_SIZE);
+	t->tbuf = malloc(EMU_TRUTH_BUF);
+	if (!t->buf || !t->tbuf) {
+		free(t->buf);
+		free(t->tbuf);
+		free(t);
+		return NULL;
+	}
+	t->vcpu = vcpu;
+	t->pid = getpid();
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->ppid = ppid;
+	t->ptid = ptid;
+	t->raw_fd = -1;
+	t->sfd = -1;
+	if (emu.raw[0]) {
+		char path[600];
+		snprintf(path, sizeof(path), "%s.%d.%d", emu.raw, (int)t->pid, (int)t->tid);
+		t->raw_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		snprintf(path, sizeof(path), "%s.tasks", emu.raw);
+		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			char line[96];
+			int n = snprintf(line, sizeof(line), "%d %d %d %d\n", (int)t->pid,
+					 (int)t->tid, (int)ppid, (int)ptid);
+			write_all(fd, line, (size_t)n);
+			close(fd);
+		}
+	}
+	if (emu.dir[0])
+		open_ring(t);
+	(void)forked;
+	return t;
+}
+
+void emu_thr_start_records(struct emu_thr *t, int fork_rec)
+{
+	if (fork_rec) {
+		struct hwt_perf_rec_fork r = {.header = {.type = PERF_RECORD_FORK}};
+		r.pid = (uint32_t)t->pid;
+		r.ppid = (uint32_t)t->ppid;
+		r.tid = (uint32_t)t->tid;
+		r.ptid = (uint32_t)t->ptid;
+		r.time = emu_now(t);
+		put_record(t, &r, sizeof(r), NULL);
+	}
+	struct hwt_perf_rec_itrace_start it = {.header = {.type = PERF_RECORD_ITRACE_START}};
+	it.pid = (uint32_t)t->pid;
+	it.tid = (uint32_t)t->tid;
+	put_record(t, &it, sizeof(it), NULL);
+}
+
+void emu_sb_comm(struct emu_thr *t, const char *comm, int exec)
+{
+	struct hwt_perf_rec_comm r = {.header = {.type = PERF_RECORD_COMM}};
+	r.header.misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
+	r.pid = (uint32_t)t->pid;
+	r.tid = (uint32_t)t->tid;
+	char c[16];
+	snprintf(c, sizeof(c), "%s", comm);
+	put_record(t, &r, sizeof(r), c);
+}
+
+void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff, int prot,
+		 int flags, const char *path, int fd)
+{
+	struct hwt_perf_rec_mmap2 r = {.header = {.type = PERF_RECORD_MMAP2}};
+	struct stat st;
+	int ok = fd >= 0 ? fstat(fd, &st) == 0 : (path && stat(path, &st) == 0);
+	r.pid = (uint32_t)t->pid;
+	r.tid = (uint32_t)t->tid;
+	r.addr = addr;
+	r.len = len;
+	r.pgoff = pgoff;
+	if (ok) {
+		r.maj = major(st.st_dev);
+		r.min = minor(st.st_dev);
+		r.ino = st.st_ino;
+	}
+	r.prot = (uint32_t)prot;
+	r.flags = (uint32_t)flags;
+	put_record(t, &r, sizeof(r), path ? path : "//anon");
+	if (path && path[0] == '/')
+		emu_filter_mapped(path, addr, len, pgoff);
+	if (emu.raw[0] && path && path[0] == '/') { /* debug: the image, for checkers */
+		char mp[600], line[4300];
+		snprintf(mp, sizeof(mp), "%s.maps", emu.raw);
+		int mfd = open(mp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (mfd >= 0) {
+			int n = snprintf(line, sizeof(line), "%d 0x%llx 0x%llx 0x%llx %s\n",
+					 (int)t->pid, (unsigned long long)addr,
+					 (unsigned long long)len, (unsigned long long)pgoff, path);
+			if (n > 0 && (size_t)n < sizeof(line))
+				write_all(mfd, line, (size_t)n);
+			close(mfd);
+		}
+	}
+}
+
+/* PT_INTERP of an ELF file (out, or "") and its executable PT_LOADs. */
+struct elf_info {
+	char interp[1024];
+	uint64_t first_vaddr; /* lowest PT_LOAD vaddr, page aligned */
+	int nx;
+	uint64_t xv[8], xlen[8], xoff[8];
+};
+
+static int elf_read(const char *path, struct elf_info *ei)
+{
+	memset(ei, 0, sizeof(*ei));
+	ei->first_vaddr = UINT64_MAX;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf64_Ehdr eh;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		close(fd);
+		return -1;
+	}
+	for (unsigned i = 0; i < eh.e_phnum && i < 128; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP && ph.p_filesz < sizeof(ei->interp)) {
+			if (pread(fd, ei->interp, ph.p_filesz, (off_t)ph.p_offset) !=
+			    (ssize_t)ph.p_filesz)
+				ei->interp[0] = 0;
+			ei->interp[ph.p_filesz] = 0;
+		}
+		if (ph.p_type != PT_LOAD)
+			continue;
+		uint64_t v = ph.p_vaddr & ~0xfffull;
+		if (v < ei->first_vaddr)
+			ei->first_vaddr = v;
+		if ((ph.p_flags & PF_X) && ei->nx < 8) {
+			ei->xv[ei->nx] = v;
+			ei->xlen[ei->nx] = ((ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffull) - v;
+			ei->xoff[ei->nx] = ph.p_offset & ~0xfffull;
+			ei->nx++;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* The guest load address of path: its offset-0 mapping that is not the
+ * host's own copy (qemu's dynamic loader is the same file as the guest's). */
+static int guest_load_base(const char *path, uint64_t *base)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -1;
+	uint64_t host_ld = getauxval(AT_BASE);
+	char line[4600];
+	int found = -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off;
+		char perm[8], p[4200];
+		p[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %4199[^\n]", &lo, &hi, perm, &off, p) < 5)
+			continue;
+		if (off || strcmp(p, path) || lo == host_ld)
+			continue;
+		*base = (uint64_t)((int64_t)lo - emu.guest_base);
+		found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+static void initial_file(struct emu_thr *t, const char *path, struct elf_info *ei)
+{
+	uint64_t base;
+	if (guest_load_base(path, &base) < 0)
+		return;
+	uint64_t bias = base - ei->first_vaddr;
+	for (int i = 0; i < ei->nx; i++)
+		emu_sb_mmap(t, bias + ei->xv[i], ei->xlen[i], ei->xoff[i], PROT_READ | PROT_EXEC,
+			    MAP_PRIVATE, path, -1);
+}
+
+void emu_sb_initial_maps(struct emu_thr *t)
+{
+	const char *exe = qemu_plugin_path_to_binary();
+	char exe_real[4096], interp_real[4096];
+	struct elf_info ei, ii;
+	if (!exe || !realpath(exe, exe_real) || elf_read(exe_real, &ei) < 0)
+		return;
+	initial_file(t, exe_real, &ei);
+	if (ei.interp[0] && realpath(ei.interp, interp_real) && elf_read(interp_real, &ii) == 0)
+		initial_file(t, interp_real, &ii);
+}
+
+static char *hex(char *p, uint64_t v)
+{
+	static const char dig[] = "0123456789abcdef";
+	char tmp[16];
+	int n = 0;
+	do {
+		tmp[n++] = dig[v & 15];
+		v >>= 4;
+	} while (v);
+	*p++ = '0';
+	*p++ = 'x';
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+void emu_truth_flush(struct emu_thr *t)
+{
+	if (t->tlen && emu.truth_fd >= 0)
+		write_all(emu.truth_fd, t->tbuf, t->tlen);
+	t->tlen = 0;
+}
+
+void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
+{
+	if (t->tlen > EMU_TRUTH_BUF - 128)
+		emu_truth_flush(t);
+	char *p = t->tbuf + t->tlen;
+	p += sprintf(p, "%d\t", (int)t->tid);
+	p = hex(p, from);
+	*p++ = '\t';
+	p = hex(p, to);
+	if (async) {
+		memcpy(p, "\tasync", 6);
+		p += 6;
+	}
+	*p++ = '\n';
+	t->tlen = (size_t)(p - t->tbuf);
+}
+
+static void aux_out(struct emu_thr *t, const uint8_t *p, size_t n)
+{
+	while (n) {
+		uint64_t space = hwt_ring_aux_space(&t->ring);
+		/* whole pieces (packet boundaries) unless larger than the ring */
+		if (!space || (space < n && n <= t->ring.aux_size && !emu.snapshot)) {
+			nap(t);
+			continue;
+		}
+		size_t chunk = n < space ? n : (size_t)space;
+		uint64_t off = t->ring.ctl->aux_head;
+		hwt_ring_aux_write(&t->ring, p, chunk);
+		if (!emu.snapshot) {
+			struct hwt_perf_rec_aux r = {.header = {.type = PERF_RECORD_AUX}};
+			r.aux_offset = off;
+			r.aux_size = chunk;
+			put_record(t, &r, sizeof(r), NULL);
+		}
+		p += chunk;
+		n -= chunk;
+	}
+}
+
+void emu_thr_flush(struct emu_thr *t, int force)
+{
+	size_t n = ptg_pending(&t->g);
+	if (!n || (!force && n < emu.flush_at))
+		return;
+	/* Each AUX piece ends at a packet boundary and is a multiple of 8
+	 * bytes (PAD packets fill up, as hardware pads): perf.data pads every
+	 * AUXTRACE payload to 8 with zeros that decoders read as stream
+	 * bytes, and perf 6.1 does not join a packet split between two
+	 * AUXTRACE records. */
+	size_t pad = (8 - (n & 7)) & 7;
+	if (pad && t->g.cap - t->g.len >= pad) {
+		memset(t->g.buf + t->g.len, 0, pad);
+		t->g.len += pad;
+		n += pad;
+	}
+	(void)force;
+	if (t->raw_fd >= 0)
+		write_all(t->raw_fd, t->g.buf, n);
+	if (t->have_ring)
+		aux_out(t, t->g.buf, n);
+	ptg_consume(&t->g, n);
+}
+
+void emu_thr_end(struct emu_thr *t, int exited)
+{
+	ptg_flush_tnt(&t->g);
+	emu_thr_flush(t, 2);
+	emu_truth_flush(t);
+	if (exited && t->have_ring) {
+		struct hwt_perf_rec_fork r = {.header = {.type = PERF_RECORD_EXIT}};
+		r.pid = (uint32_t)t->pid;
+		r.ppid = (uint32_t)t->pid;
+		r.tid = (uint32_t)t->tid;
+		r.ptid = (uint32_t)t->tid;
+		r.time = emu_now(t);
+		put_record(t, &r, sizeof(r), NULL);
+	}
+	if (t->have_ring) {
+		char line[64];
+		snprintf(line, sizeof(line), "E %d %llu\n", (int)t->tid,
+			 (unsigned long long)t->wait_ns);
+		munmap(t->map, t->map_len);
+		t->have_ring = 0;
+		announce(line);
+	}
+	if (t->raw_fd >= 0)
+		close(t->raw_fd);
+	t->raw_fd = -1;
+}

@@ -1,0 +1,632 @@
+/* lib/unit/emu_pt.c - the emulated Intel PT unit: a program run under
+ * qemu-x86_64 with hwt's TCG plugin (emu/, built as hwt-pt-plugin.so).
+ *
+ * Lifecycle: probe (qemu-x86_64 and the plugin found?) -> configure (perf
+ * intel_pt terms -> the attr.config bits a real intel_pt event would have,
+ * and plugin arguments) -> launch (private temp dir + announce pipe; fork;
+ * exec qemu-x86_64 -plugin ...,dir=D,fd=N -- PROG ARGS; the program keeps
+ * stdin/stdout/stderr, environment and cwd) -> poll (the plugin announces
+ * each thread's stream file "S pid tid ppid ptid path" and its end
+ * "E tid wait_ns"; each file is mapped and becomes a session stream with
+ * fd = -1; done once every qemu process closed the pipe and the launched
+ * one is reaped) -> close (unmap, remove the temp dir, kill a leftover
+ * child).  Ownership: the unit's private state (struct emu_priv) belongs to
+ * the session (unit_priv); the stream mappings are unmapped in close.
+ * Limits: x86-64 Linux ELF programs (and #! scripts whose interpreter is
+ * one); threads in one process number at most what the plugin supports.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwt/error.h"
+#include "hwt/perf_data.h"
+#include "hwt/perf_records.h"
+#include "unit/unit_int.h"
+
+#define EMU_PMU_TYPE 8 /* attr.type of the emulated intel_pt event */
+#define EMU_TSC_CTC_N 40
+#define EMU_TSC_CTC_D 1
+#define EMU_CBR 10
+
+/* perf's intel_pt format (config bits) */
+#define CFG_PT (1ull << 0)
+#define CFG_CYC (1ull << 1)
+#define CFG_MTC (1ull << 9)
+#define CFG_TSC (1ull << 10)
+#define CFG_NORETCOMP (1ull << 11)
+#define CFG_BRANCH (1ull << 13)
+#define CFG_MTC_PERIOD_SHIFT 14
+#define CFG_CYC_THRESH_SHIFT 19
+#define CFG_PSB_PERIOD_SHIFT 24
+
+struct emu_map {
+	struct hwt_stream *st;
+	void *map;
+	size_t len;
+	char path[PATH_MAX];
+};
+
+struct emu_priv {
+	uint64_t config;
+	char dir[PATH_MAX];
+	int rfd;
+	pid_t child;
+	int reaped, eof;
+	char line[8192];
+	size_t llen;
+	struct emu_map *maps;
+	size_t nmaps, capmaps;
+};
+
+static int find_in_path(const char *name, char *out, size_t outlen)
+{
+	if (strchr(name, '/')) {
+		if (access(name, X_OK))
+			return -1;
+		snprintf(out, outlen, "%s", name);
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *c = strchr(path, ':');
+		size_t n = c ? (size_t)(c - path) : strlen(path);
+		snprintf(out, outlen, "%.*s/%s", (int)n, n ? path : ".", name);
+		struct stat sb;
+		if (!stat(out, &sb) && S_ISREG(sb.st_mode) && !access(out, X_OK))
+			return 0;
+		if (!c)
+			break;
+		path = c + 1;
+	}
+	return -1;
+}
+
+static int plugin_default(char *out, size_t outlen)
+{
+	char exe[PATH_MAX - 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	snprintf(out, outlen, "%s/hwt-pt-plugin.so", exe);
+	return access(out, R_OK) ? -1 : 0;
+}
+
+static int probe(struct hwt_unit_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "intel_pt");
+	info->emulated = 1;
+	info->pmu_type = EMU_PMU_TYPE;
+	info->nr_addr_filters = 4;
+	snprintf(info->formats, sizeof(info->formats),
+		 "pt=config:0 cyc=config:1 mtc=config:9 tsc=config:10 noretcomp=config:11 "
+		 "branch=config:13 mtc_period=config:14-17 cyc_thresh=config:19-22 "
+		 "psb_period=config:24-27");
+	snprintf(info->caps, sizeof(info->caps),
+		 "psb_cyc=1 mtc=1 tsc_art_ratio=%d:%d max_nonturbo_ratio=%d ip_filtering=1 "
+		 "num_address_ranges=4 mtc_periods=ffff cycle_thresholds=ffff "
+		 "psb_periods=ffff",
+		 EMU_TSC_CTC_N, EMU_TSC_CTC_D, EMU_CBR);
+	char p[PATH_MAX];
+	if (find_in_path("qemu-x86_64", p, sizeof(p))) {
+		snprintf(info->why, sizeof(info->why),
+			 "qemu-x86_64 not found in PATH (install it: apt install qemu-user)");
+		return HWT_ERR_NOT_PRESENT;
+	}
+	if (plugin_default(p, sizeof(p))) {
+		snprintf(info->why, sizeof(info->why),
+			 "hwt-pt-plugin.so not found next to the hwt binary (build it: make)");
+		return HWT_ERR_NOT_PRESENT;
+	}
+	info->present = 1;
+	return 0;
+}
+
+static int term_value(const char *v, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	if (errno || *end || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+static int configure(struct hwt_session *s, const char *terms, char *err, size_t errlen)
+{
+	/* perf's intel_pt defaults */
+	uint64_t cfg = CFG_PT | CFG_TSC | CFG_MTC | CFG_BRANCH | (3ull << CFG_MTC_PERIOD_SHIFT) |
+		       (3ull << CFG_PSB_PERIOD_SHIFT);
+	char *copy = strdup(terms ? terms : "");
+	if (!copy)
+		return HWT_ERR_NOMEM;
+	char *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		const char *v = eq ? eq + 1 : "1";
+		if (eq)
+			*eq = 0;
+		uint64_t n;
+		int bad = 0;
+		struct {
+			const char *name;
+			uint64_t bit;
+		} flags[] = {{"pt", CFG_PT},
+			     {"cyc", CFG_CYC},
+			     {"mtc", CFG_MTC},
+			     {"tsc", CFG_TSC},
+			     {"noretcomp", CFG_NORETCOMP},
+			     {"branch", CFG_BRANCH}};
+		struct {
+			const char *name;
+			unsigned shift;
+		} fields[] = {{"mtc_period", CFG_MTC_PERIOD_SHIFT},
+			      {"cyc_thresh", CFG_CYC_THRESH_SHIFT},
+			      {"psb_period", CFG_PSB_PERIOD_SHIFT}};
+		int known = 0;
+		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]) && !known; i++) {
+			if (strcmp(t, flags[i].name))
+				continue;
+			known = 1;
+			if (term_value(v, 1, &n))
+				bad = 1;
+			else if (n)
+				cfg |= flags[i].bit;
+			else
+				cfg &= ~flags[i].bit;
+		}
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && !known; i++) {
+			if (strcmp(t, fields[i].name))
+				continue;
+			known = 1;
+			if (!eq || term_value(v, 15, &n))
+				bad = 1;
+			else
+				cfg = (cfg & ~(0xfull << fields[i].shift)) | (n << fields[i].shift);
+		}
+		if (!known || bad) {
+			snprintf(err, errlen,
+				 known ? "intel_pt (emulated): bad value for term '%s'"
+				       : "intel_pt (emulated): unknown term '%s' (known: tsc, mtc, "
+					 "mtc_period, cyc, cyc_thresh, psb_period, noretcomp, "
+					 "branch, pt)",
+				 t);
+			free(copy);
+			return HWT_ERR_INVALID;
+		}
+	}
+	free(copy);
+	struct emu_priv *p = calloc(1, sizeof(*p));
+	if (!p)
+		return HWT_ERR_NOMEM;
+	p->config = cfg;
+	p->rfd = -1;
+	p->child = -1;
+	hwt_session_set_unit_priv(s, p);
+	hwt_perf_attr_intel_pt(hwt_session_attr(s), EMU_PMU_TYPE, cfg);
+	struct perf_event_attr *a = hwt_session_attr(s);
+	a->aux_watermark = 0;
+	return 0;
+}
+
+/* The program as qemu must run it: a resolved x86-64 ELF path, or a #!
+ * script's interpreter followed by the script. */
+static int resolve_program(char *const argv[], char ***out, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	if (!argv[0] || find_in_path(argv[0], path, sizeof(path))) {
+		snprintf(err, errlen, "%.300s: command not found", argv[0] ? argv[0] : "(none)");
+		return HWT_ERR_INVALID;
+	}
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	char **v = calloc(argc + 4, sizeof(char *));
+	if (!v)
+		return HWT_ERR_NOMEM;
+	size_t k = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char hdr[256] = {0};
+	ssize_t n = fd >= 0 ? read(fd, hdr, sizeof(hdr) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') {
+		char *l = (char *)hdr + 2, *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		while (*l == ' ' || *l == '\t')
+			l++;
+		char *sp = strpbrk(l, " \t");
+		if (sp) {
+			*sp++ = 0;
+			while (*sp == ' ' || *sp == '\t')
+				sp++;
+		}
+		v[k++] = strdup(l);
+		if (sp && *sp)
+			v[k++] = strdup(sp);
+		v[k++] = strdup(path);
+		snprintf(path, sizeof(path), "%s", v[0]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, hdr, sizeof(hdr)) : -1;
+		if (fd >= 0)
+			close(fd);
+	} else {
+		v[k++] = strdup(path);
+	}
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)hdr;
+	if (n < (ssize_t)sizeof(Elf64_Ehdr) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64) {
+		snprintf(err, errlen,
+			 "%.300s: not an x86-64 ELF program (the emulated intel_pt unit runs "
+			 "x86-64 Linux programs only)",
+			 path);
+		for (size_t i = 0; i < k; i++)
+			free(v[i]);
+		free(v);
+		return HWT_ERR_INVALID;
+	}
+	for (size_t i = 1; i < argc; i++)
+		v[k++] = strdup(argv[i]);
+	v[k] = NULL;
+	*out = v;
+	return 0;
+}
+
+static void free_argv(char **v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
+{
+	struct emu_priv *p = hwt_session_unit_priv(s);
+	const struct hwt_session_config *cfg = hwt_session_config(s);
+	char err[512] = "";
+	char qemu[PATH_MAX], plugin[PATH_MAX];
+	if (!p)
+		return HWT_ERR_INVALID;
+	if (find_in_path(cfg->qemu_path ? cfg->qemu_path : "qemu-x86_64", qemu, sizeof(qemu))) {
+		hwt_session_set_err(s, "qemu-x86_64 not found (install it: apt install qemu-user)");
+		return HWT_ERR_NOT_PRESENT;
+	}
+	if (cfg->plugin_path)
+		snprintf(plugin, sizeof(plugin), "%s", cfg->plugin_path);
+	else if (plugin_default(plugin, sizeof(plugin))) {
+		hwt_session_set_err(s, "hwt-pt-plugin.so not found next to the hwt binary");
+		return HWT_ERR_NOT_PRESENT;
+	}
+	char **prog = NULL;
+	int r = resolve_program(argv, &prog, err, sizeof(err));
+	if (r) {
+		hwt_session_set_err(s, "%s", err);
+		return r;
+	}
+	char kfilter[2048] = "";
+	if (cfg->filter && *cfg->filter) {
+		r = hwt_filter_translate(cfg->filter, prog[0], kfilter, sizeof(kfilter), err,
+					 sizeof(err));
+		if (r) {
+			hwt_session_set_err(s, "%s", err);
+			free_argv(prog);
+			return r;
+		}
+		for (char *c = kfilter; *c; c++)
+			if (*c == ',')
+				*c = ';';
+	}
+	if ((cfg->truth_path && strchr(cfg->truth_path, ',')) || strchr(plugin, ',') ||
+	    strchr(kfilter, ',')) {
+		hwt_session_set_err(s, "emulated intel_pt: paths must not contain ','");
+		free_argv(prog);
+		return HWT_ERR_INVALID;
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(p->dir, sizeof(p->dir), "%s/hwt-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(p->dir)) {
+		hwt_session_set_err(s, "cannot create a temporary directory in %s: %s",
+				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		p->dir[0] = 0;
+		free_argv(prog);
+		return HWT_ERR_IO;
+	}
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC)) {
+		hwt_session_set_err(s, "pipe: %s", strerror(errno));
+		free_argv(prog);
+		return HWT_ERR_IO;
+	}
+	uint64_t c = p->config;
+	uint64_t aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
+	uint64_t data = cfg->data_bytes ? cfg->data_bytes : 512 << 10;
+	if (aux < 4096)
+		aux = 4096;
+	if (data < 4096)
+		data = 4096;
+	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(kfilter) +
+		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + 512;
+	char *parg = malloc(alen);
+	if (!parg) {
+		close(pfd[0]);
+		close(pfd[1]);
+		free_argv(prog);
+		return HWT_ERR_NOMEM;
+	}
+	int n = snprintf(
+	    parg, alen,
+	    "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
+	    "tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
+	    "noretcomp=%d,branch=%d",
+	    plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
+	    HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
+	    (unsigned long long)data, cfg->snapshot ? 1 : 0, !!(c & CFG_TSC), !!(c & CFG_MTC),
+	    (unsigned)(c >> CFG_MTC_PERIOD_SHIFT) & 15, !!(c & CFG_CYC),
+	    (unsigned)(c >> CFG_CYC_THRESH_SHIFT) & 15, (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15,
+	    !!(c & CFG_NORETCOMP), !!(c & CFG_BRANCH));
+	if (cfg->truth_path)
+		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
+	if (kfilter[0])
+		n += snprintf(parg + n, alen - (size_t)n, ",filter=%s", kfilter);
+	size_t pc = 0;
+	while (prog[pc])
+		pc++;
+	char **qv = calloc(pc + 5, sizeof(char *));
+	if (!qv) {
+		free(parg);
+		close(pfd[0]);
+		close(pfd[1]);
+		free_argv(prog);
+		return HWT_ERR_NOMEM;
+	}
+	qv[0] = qemu;
+	qv[1] = "-plugin";
+	qv[2] = parg;
+	qv[3] = "--";
+	for (size_t i = 0; i < pc; i++)
+		qv[4 + i] = prog[i];
+	pid_t ch = fork();
+	if (ch < 0) {
+		hwt_session_set_err(s, "fork: %s", strerror(errno));
+		free(qv);
+		free(parg);
+		close(pfd[0]);
+		close(pfd[1]);
+		free_argv(prog);
+		return HWT_ERR_IO;
+	}
+	if (ch == 0) {
+		fcntl(pfd[1], F_SETFD, 0); /* the plugin inherits the write end */
+		execv(qemu, qv);
+		fprintf(stderr, "hwt: cannot run %s: %s\n", qemu, strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	free(qv);
+	free(parg);
+	free_argv(prog);
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	p->rfd = pfd[0];
+	p->child = ch;
+	*pid = ch;
+	return 0;
+}
+
+static void new_stream(struct hwt_session *s, struct emu_priv *p, const char *line)
+{
+	int pid, tid, ppid, ptid, used = 0;
+	if (sscanf(line, "S %d %d %d %d %n", &pid, &tid, &ppid, &ptid, &used) != 4 || !used)
+		return;
+	const char *path = line + used;
+	const struct hwt_session_config *cfg = hwt_session_config(s);
+	uint64_t aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
+	uint64_t data = cfg->data_bytes ? cfg->data_bytes : 512 << 10;
+	if (aux < 4096)
+		aux = 4096;
+	if (data < 4096)
+		data = 4096;
+	size_t len = 4096 + data + aux;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return;
+	if (p->nmaps == p->capmaps) {
+		size_t cap = p->capmaps ? 2 * p->capmaps : 16;
+		struct emu_map *v = realloc(p->maps, cap * sizeof(*v));
+		if (!v) {
+			munmap(m, len);
+			return;
+		}
+		p->maps = v;
+		p->capmaps = cap;
+	}
+	struct hwt_stream *st = hwt_session_add_stream(s);
+	if (!st) {
+		munmap(m, len);
+		return;
+	}
+	uint8_t *b = m;
+	hwt_ring_attach(&st->ring, b, b + 4096, data, b + 4096 + data, aux, cfg->snapshot);
+	st->pid = pid;
+	st->tid = tid;
+	st->cpu = -1;
+	st->fd = -1;
+	st->id = HWT_EMU_ID_TRACE;
+	st->sb_id = HWT_EMU_ID_SIDEBAND;
+	struct emu_map *em = &p->maps[p->nmaps++];
+	em->st = st;
+	em->map = m;
+	em->len = len;
+	snprintf(em->path, sizeof(em->path), "%s", path);
+	st->unit_priv = em;
+}
+
+static void end_stream(struct emu_priv *p, const char *line)
+{
+	int tid;
+	unsigned long long wait;
+	if (sscanf(line, "E %d %llu", &tid, &wait) != 2)
+		return;
+	for (size_t i = p->nmaps; i-- > 0;)
+		if (p->maps[i].st->tid == tid) {
+			p->maps[i].st->wait_ns = wait;
+			p->maps[i].st->hup = 1;
+			break;
+		}
+}
+
+static int emu_poll(struct hwt_session *s, int timeout_ms)
+{
+	struct emu_priv *p = hwt_session_unit_priv(s);
+	if (!p || p->rfd < 0)
+		return HWT_ERR_INVALID;
+	if (!p->eof) {
+		struct pollfd pf = {.fd = p->rfd, .events = POLLIN};
+		(void)poll(&pf, 1, timeout_ms);
+		for (;;) {
+			ssize_t n = read(p->rfd, p->line + p->llen, sizeof(p->line) - 1 - p->llen);
+			if (n == 0) {
+				p->eof = 1;
+				break;
+			}
+			if (n < 0)
+				break;
+			p->llen += (size_t)n;
+			p->line[p->llen] = 0;
+			char *nl;
+			while ((nl = memchr(p->line, '\n', p->llen))) {
+				*nl = 0;
+				if (p->line[0] == 'S')
+					new_stream(s, p, p->line);
+				else if (p->line[0] == 'E')
+					end_stream(p, p->line);
+				size_t used = (size_t)(nl + 1 - p->line);
+				memmove(p->line, nl + 1, p->llen - used);
+				p->llen -= used;
+			}
+			if (p->llen == sizeof(p->line) - 1)
+				p->llen = 0; /* garbage: drop */
+		}
+	} else if (!p->reaped && timeout_ms > 0) {
+		struct timespec ts = {0, 1000000L * (timeout_ms < 20 ? timeout_ms : 20)};
+		nanosleep(&ts, NULL);
+	}
+	if (!p->reaped && p->child > 0) {
+		int st;
+		pid_t w = waitpid(p->child, &st, p->eof ? 0 : WNOHANG);
+		if (w == p->child) {
+			p->reaped = 1;
+			hwt_session_set_exit_status(s, st);
+		}
+	}
+	return p->eof && p->reaped ? 1 : 0;
+}
+
+static int auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
+{
+	struct emu_priv *p = hwt_session_unit_priv(s);
+	if (!p || max < HWT_IPT_FILTER_STR_LEN + 1)
+		return HWT_ERR_INVALID;
+	memset(priv, 0, (HWT_IPT_FILTER_STR_LEN + 1) * sizeof(uint64_t));
+	priv[HWT_IPT_PMU_TYPE] = EMU_PMU_TYPE;
+	priv[HWT_IPT_TIME_SHIFT] = 0;
+	priv[HWT_IPT_TIME_MULT] = 1;
+	priv[HWT_IPT_TIME_ZERO] = 0;
+	priv[HWT_IPT_CAP_USER_TIME_ZERO] = 1;
+	priv[HWT_IPT_TSC_BIT] = CFG_TSC;
+	priv[HWT_IPT_NORETCOMP_BIT] = CFG_NORETCOMP;
+	priv[HWT_IPT_HAVE_SCHED_SWITCH] = 0;
+	priv[HWT_IPT_SNAPSHOT_MODE] = hwt_session_config(s)->snapshot ? 1 : 0;
+	priv[HWT_IPT_PER_CPU_MMAPS] = 0;
+	priv[HWT_IPT_MTC_BIT] = CFG_MTC;
+	priv[HWT_IPT_MTC_FREQ_BITS] = 0xfull << CFG_MTC_PERIOD_SHIFT;
+	priv[HWT_IPT_TSC_CTC_N] = EMU_TSC_CTC_N;
+	priv[HWT_IPT_TSC_CTC_D] = EMU_TSC_CTC_D;
+	priv[HWT_IPT_CYC_BIT] = CFG_CYC;
+	priv[HWT_IPT_MAX_NONTURBO_RATIO] = EMU_CBR;
+	const char *f = hwt_session_config(s)->filter;
+	size_t flen = f ? strlen(f) : 0;
+	size_t words = flen ? (flen + 1 + 7) / 8 : 0;
+	if (flen && HWT_IPT_FILTER_STR_LEN + 1 + words <= max) {
+		priv[HWT_IPT_FILTER_STR_LEN] = flen;
+		memset(&priv[HWT_IPT_FILTER_STR_LEN + 1], 0, words * 8);
+		memcpy(&priv[HWT_IPT_FILTER_STR_LEN + 1], f, flen);
+		return (int)(HWT_IPT_FILTER_STR_LEN + 1 + words);
+	}
+	return HWT_IPT_FILTER_STR_LEN + 1;
+}
+
+static void emu_close(struct hwt_session *s)
+{
+	struct emu_priv *p = hwt_session_unit_priv(s);
+	if (!p)
+		return;
+	if (p->child > 0 && !p->reaped) {
+		kill(p->child, SIGKILL);
+		int st;
+		waitpid(p->child, &st, 0);
+	}
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct hwt_stream *st = p->maps[i].st;
+		munmap(p->maps[i].map, p->maps[i].len);
+		memset(&st->ring, 0, sizeof(st->ring));
+		unlink(p->maps[i].path);
+	}
+	if (p->dir[0]) { /* also streams announced after the last poll */
+		DIR *d = opendir(p->dir);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (strncmp(de->d_name, "s.", 2))
+				continue;
+			char f[PATH_MAX + 300];
+			snprintf(f, sizeof(f), "%s/%s", p->dir, de->d_name);
+			unlink(f);
+		}
+		if (d)
+			closedir(d);
+		rmdir(p->dir);
+	}
+	if (p->rfd >= 0)
+		close(p->rfd);
+	free(p->maps);
+	free(p);
+	hwt_session_set_unit_priv(s, NULL);
+}
+
+const struct hwt_unit_ops hwt_unit_emu_pt = {
+    .name = "intel_pt",
+    .emulated = 1,
+    .probe = probe,
+    .configure = configure,
+    .launch = launch,
+    .poll = emu_poll,
+    .auxtrace_info = auxtrace_info,
+    .close = emu_close,
+};
