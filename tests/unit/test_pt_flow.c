@@ -56,30 +56,44 @@ static void seq_fini(struct seq *s)
 static uint8_t ipt_family(enum pt_insn_class c)
 {
 	switch (c) {
-	case ptic_cond_jump: return 1;
-	case ptic_jump: return 2;
-	case ptic_call: return 3;
-	case ptic_return: return 4;
+	case ptic_cond_jump:
+		return 1;
+	case ptic_jump:
+		return 2;
+	case ptic_call:
+		return 3;
+	case ptic_return:
+		return 4;
 	case ptic_far_call:
 	case ptic_far_return:
-	case ptic_far_jump: return 5;
-	case ptic_ptwrite: return 6;
-	default: return 0;
+	case ptic_far_jump:
+		return 5;
+	case ptic_ptwrite:
+		return 6;
+	default:
+		return 0;
 	}
 }
 
 static uint8_t hwt_family(int c)
 {
 	switch (c) {
-	case HWT_INSN_JCC: return 1;
+	case HWT_INSN_JCC:
+		return 1;
 	case HWT_INSN_JMP:
-	case HWT_INSN_JMP_IND: return 2;
+	case HWT_INSN_JMP_IND:
+		return 2;
 	case HWT_INSN_CALL:
-	case HWT_INSN_CALL_IND: return 3;
-	case HWT_INSN_RET: return 4;
-	case HWT_INSN_PTWRITE: return 6;
-	case HWT_INSN_OTHER: return 0;
-	default: return 5;
+	case HWT_INSN_CALL_IND:
+		return 3;
+	case HWT_INSN_RET:
+		return 4;
+	case HWT_INSN_PTWRITE:
+		return 6;
+	case HWT_INSN_OTHER:
+		return 0;
+	default:
+		return 5;
 	}
 }
 
@@ -147,8 +161,7 @@ static int run_libipt(uint8_t *pt, size_t ptn, const char *bin, size_t binsize, 
 	return bad ? -1 : 0;
 }
 
-static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org, int block,
-		   struct seq *s)
+static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org, int block, struct seq *s)
 {
 	struct hwt_pt_config cfg;
 	hwt_pt_config_init(&cfg);
@@ -175,7 +188,8 @@ static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org, int b
 		for (;;) {
 			while (st >= 0 && (st & HWT_PTS_EVENT_PENDING)) {
 				struct hwt_pt_event ev;
-				st = block ? hwt_pt_block_event(db, &ev) : hwt_pt_insn_event(di, &ev);
+				st = block ? hwt_pt_block_event(db, &ev)
+					   : hwt_pt_insn_event(di, &ev);
 			}
 			if (st < 0 || (st & HWT_PTS_EOS))
 				break;

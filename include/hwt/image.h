@@ -1,0 +1,67 @@
+/* hwt/image.h - the memory image a flow decoder reads instructions from.
+ *
+ * Layer: lib/image.  An image is an ordered set of sections: a range of a
+ * file mapped at a virtual address, or a copied memory region.  A section
+ * added later overrides earlier ones where they overlap (what remains of
+ * an overridden section stays visible).  Files are opened and mmap()ed
+ * once per image and shared by all their sections; ELF files can be
+ * loaded by their PT_LOAD segments at a load bias, which also makes their
+ * symbols (.symtab, else .dynsym) available for address lookups.
+ *
+ * Lifecycle: hwt_image_alloc, add sections, read (any number of
+ * readers; reads do not modify the image), hwt_image_free.  Every mapped
+ * piece has an id that changes whenever the piece changes, so callers can
+ * cache decoded code keyed by (address, id).
+ */
+#ifndef HWT_IMAGE_H
+#define HWT_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct hwt_image;
+
+#define HWT_IMAGE_TO_END UINT64_MAX
+
+struct hwt_image *hwt_image_alloc(void);
+void hwt_image_free(struct hwt_image *img);
+
+/* Map file bytes [offset, offset+size) (size HWT_IMAGE_TO_END: to the end
+ * of the file) at vaddr.  HWT_ERR_IO if the file cannot be opened,
+ * HWT_ERR_INVALID if offset is beyond the end of the file. */
+int hwt_image_add_file(struct hwt_image *img, const char *path, uint64_t offset, uint64_t size,
+		       uint64_t vaddr);
+/* Copy size bytes of data into the image at vaddr. */
+int hwt_image_add_mem(struct hwt_image *img, const void *data, size_t size, uint64_t vaddr);
+/* Load an ELF file's PT_LOAD segments (file-backed parts) at their
+ * p_vaddr + bias, and its symbols.  HWT_ERR_BAD_FILE if not ELF. */
+int hwt_image_add_elf(struct hwt_image *img, const char *path, uint64_t bias);
+
+/* A contiguous mapped piece around an address. */
+struct hwt_image_span {
+	const uint8_t *data; /* the byte at addr */
+	uint64_t avail;	     /* bytes readable from data in this piece */
+	uint32_t id;	     /* id of the piece (changes when it changes) */
+};
+/* 0 and *span, or HWT_ERR_NOMAP. */
+int hwt_image_lookup(const struct hwt_image *img, uint64_t addr, struct hwt_image_span *span);
+/* Copy up to size bytes at addr, continuing across adjacent pieces.
+ * Returns the number of bytes read (> 0) or HWT_ERR_NOMAP. */
+int hwt_image_read(const struct hwt_image *img, uint64_t addr, void *buf, size_t size);
+
+/* The symbol containing addr (or the closest one below it in the same
+ * file): 0 with *name and *offset, or HWT_ERR_NOMAP. */
+int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
+		     uint64_t *offset);
+
+/* Number of mapped pieces (for tests and tools). */
+size_t hwt_image_npieces(const struct hwt_image *img);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HWT_IMAGE_H */

@@ -1,0 +1,266 @@
+/* hwt/pt_flow.h - Intel PT control-flow reconstruction.
+ *
+ * Layer: lib/pt (flow).  Three decoders, each built on the one before:
+ *
+ *  - the query decoder (hwt_pt_query_*) turns packets into the questions a
+ *    flow decoder asks: was this conditional branch taken, where did this
+ *    indirect branch go, and which events (enable, disable, interrupt,
+ *    overflow, mode change, TSX, power, ptwrite, ...) happened in between.
+ *  - the instruction decoder (hwt_pt_insn_*) walks the code in an image
+ *    (hwt/image.h) and yields one executed instruction per call.
+ *  - the block decoder (hwt_pt_block_*) yields one basic block per call:
+ *    a run of sequential instructions ending at a branch or an event.
+ *
+ * Every decoder has the verbs sync_forward, next, event, offset,
+ * sync_offset and time.  next() and event() return a status: a negative
+ * enum hwt_error, or a non-negative set of HWT_PTS_* flags.  When
+ * HWT_PTS_EVENT_PENDING is set the caller must call event() until it is
+ * clear before calling next() again.
+ *
+ * Lifecycle: *_alloc(config, ...) -> sync_forward -> next/event ... ->
+ * *_free.  The config's trace buffer and the image must outlive the
+ * decoder.  Decoders hold no global state; memory does not grow with the
+ * trace (the return stack is a fixed ring; the block cache is bounded).
+ */
+#ifndef HWT_PT_FLOW_H
+#define HWT_PT_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwt/error.h"
+#include "hwt/image.h"
+#include "hwt/pt_config.h"
+#include "hwt/x86.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status flags (non-negative returns). */
+enum hwt_pt_status {
+	HWT_PTS_EVENT_PENDING = 1 << 0, /* call event() */
+	HWT_PTS_IP_SUPPRESSED = 1 << 1, /* no ip for the last query/event */
+	HWT_PTS_EOS = 1 << 2,		/* end of the trace (nothing more) */
+};
+
+enum hwt_pt_event_type {
+	HWT_EV_ENABLED = 0,    /* tracing enabled (ip) */
+	HWT_EV_DISABLED,       /* disabled at a branch (ip: the target, if any) */
+	HWT_EV_ASYNC_DISABLED, /* disabled asynchronously (at, ip) */
+	HWT_EV_ASYNC_BRANCH,   /* interrupt/exception (from, to) */
+	HWT_EV_PAGING,	       /* cr3 change (bound to the next far branch/mov cr3) */
+	HWT_EV_ASYNC_PAGING,   /* cr3 change at an async branch (ip) */
+	HWT_EV_OVERFLOW,       /* internal buffer overflow; resume at ip */
+	HWT_EV_EXEC_MODE,      /* execution mode change (ip) */
+	HWT_EV_TSX,	       /* transaction begin/commit/abort (ip) */
+	HWT_EV_STOP,	       /* TraceStop */
+	HWT_EV_VMCS,	       /* VMCS base change */
+	HWT_EV_ASYNC_VMCS,     /* VMCS base change at an async branch (ip) */
+	HWT_EV_EXSTOP,	       /* execution stopped (ip) */
+	HWT_EV_MWAIT,	       /* mwait hints (ip) */
+	HWT_EV_PWRE,	       /* power entry */
+	HWT_EV_PWRX,	       /* power exit */
+	HWT_EV_PTWRITE,	       /* ptwrite payload (ip) */
+	HWT_EV_TICK,	       /* timing packet (ip) */
+	HWT_EV_CBR,	       /* core:bus ratio */
+	HWT_EV_MNT,	       /* maintenance */
+	HWT_EV_IFLAGS,	       /* interrupts enabled/disabled (ip) */
+	HWT_EV_INTERRUPT,      /* CFE interrupt (vector, cr2) */
+	HWT_EV_IRET,
+	HWT_EV_SMI,
+	HWT_EV_RSM,
+	HWT_EV_INIT,
+	HWT_EV_SIPI,
+	HWT_EV_SHUTDOWN,
+	HWT_EV_SYSCALL,
+	HWT_EV_SWINTR,
+	HWT_EV_UINTR,
+	HWT_EV_UIRET,
+	HWT_EV_VMENTRY,
+	HWT_EV_VMEXIT,
+	HWT_EV_TRIG,
+	HWT_EV_EOT, /* end of trace (the trace ended while enabled) */
+	HWT_EV_NTYPES
+};
+
+struct hwt_pt_event {
+	uint8_t type;	       /* enum hwt_pt_event_type */
+	uint8_t ip_suppressed; /* ip (and to/at) not known */
+	uint8_t status_update; /* from a PSB+: state, not a change */
+	uint8_t ip_hidden;     /* ip tells where the event binds, but the trace
+				* did not report it for the event itself */
+	uint8_t has_tsc;
+	uint64_t tsc; /* time of the event, if has_tsc */
+	uint32_t lost_mtc, lost_cyc;
+	uint64_t ip; /* enabled, disabled, overflow, exec_mode, tsx, ... */
+	union {
+		struct {
+			uint8_t resumed;
+		} enabled;
+		struct {
+			uint64_t at;
+		} async_disabled;
+		struct {
+			uint64_t from;
+		} async_branch;
+		struct {
+			uint64_t cr3;
+			uint8_t non_root;
+		} paging;
+		struct {
+			uint8_t mode;
+		} exec_mode;
+		struct {
+			uint8_t speculative, aborted;
+		} tsx;
+		struct {
+			uint64_t base;
+		} vmcs;
+		struct {
+			uint32_t hints, ext;
+		} mwait;
+		struct {
+			uint8_t state, sub_state, hw;
+		} pwre;
+		struct {
+			uint8_t last, deepest, interrupt, store, autonomous;
+		} pwrx;
+		struct {
+			uint8_t size;
+			uint64_t payload;
+		} ptwrite;
+		struct {
+			uint8_t ratio;
+		} cbr;
+		struct {
+			uint64_t payload;
+		} mnt;
+		struct {
+			uint8_t iflag;
+		} iflags;
+		struct {
+			uint8_t vector, has_cr2;
+			uint64_t cr2;
+		} interrupt;
+		struct {
+			uint8_t vector;
+		} sipi;
+		struct {
+			uint8_t vector;
+		} swintr;
+		struct {
+			uint8_t vector;
+		} uintr;
+		struct {
+			uint8_t has_vector, vector, has_vmxr, has_vmxq;
+			uint64_t vmxr, vmxq;
+		} vmexit;
+		struct {
+			uint8_t trbv, mult, icntv, armed;
+			uint16_t icnt;
+		} trig;
+	} u;
+};
+
+/* ---- query decoder ---- */
+struct hwt_pt_query;
+
+struct hwt_pt_query_options {
+	size_t size; /* sizeof(struct hwt_pt_query_options) */
+	uint8_t keep_tcal_on_ovf;
+	uint8_t enable_tick_events;
+	uint8_t enable_iflags_events;
+};
+
+struct hwt_pt_query *hwt_pt_query_alloc(const struct hwt_pt_config *cfg,
+					const struct hwt_pt_query_options *opt);
+void hwt_pt_query_free(struct hwt_pt_query *q);
+/* Sync onto the next PSB; *ip is the resume ip (status IP_SUPPRESSED if
+ * none).  Returns status flags or HWT_ERR_EOS. */
+int hwt_pt_query_sync_forward(struct hwt_pt_query *q, uint64_t *ip);
+int hwt_pt_query_cond_branch(struct hwt_pt_query *q, int *taken);
+int hwt_pt_query_indirect_branch(struct hwt_pt_query *q, uint64_t *ip);
+int hwt_pt_query_event(struct hwt_pt_query *q, struct hwt_pt_event *ev);
+/* Peek at the pending event (NULL if none). */
+const struct hwt_pt_event *hwt_pt_query_peek(const struct hwt_pt_query *q);
+int hwt_pt_query_offset(const struct hwt_pt_query *q, uint64_t *offset);
+int hwt_pt_query_sync_offset(const struct hwt_pt_query *q, uint64_t *offset);
+int hwt_pt_query_time(const struct hwt_pt_query *q, uint64_t *tsc, uint32_t *lost_mtc,
+		      uint32_t *lost_cyc);
+
+/* ---- instruction decoder ---- */
+struct hwt_pt_insn_decoder;
+
+struct hwt_pt_insn {
+	uint64_t ip;
+	uint8_t size;
+	uint8_t iclass; /* enum hwt_insn_class */
+	uint8_t mode;	/* 16, 32, 64 */
+	uint8_t speculative;
+	uint8_t truncated; /* crossed an image piece boundary */
+	uint8_t raw[15];
+};
+
+struct hwt_pt_flow_options {
+	size_t size; /* sizeof(struct hwt_pt_flow_options) */
+	struct hwt_pt_query_options query;
+	uint8_t end_on_call; /* block decoder: end a block after a call */
+	uint8_t end_on_jump; /* block decoder: end a block after a jump */
+};
+
+struct hwt_pt_insn_decoder *hwt_pt_insn_alloc(const struct hwt_pt_config *cfg,
+					      const struct hwt_image *img,
+					      const struct hwt_pt_flow_options *opt);
+void hwt_pt_insn_free(struct hwt_pt_insn_decoder *d);
+int hwt_pt_insn_sync_forward(struct hwt_pt_insn_decoder *d);
+int hwt_pt_insn_next(struct hwt_pt_insn_decoder *d, struct hwt_pt_insn *insn);
+int hwt_pt_insn_event(struct hwt_pt_insn_decoder *d, struct hwt_pt_event *ev);
+int hwt_pt_insn_offset(const struct hwt_pt_insn_decoder *d, uint64_t *offset);
+int hwt_pt_insn_sync_offset(const struct hwt_pt_insn_decoder *d, uint64_t *offset);
+int hwt_pt_insn_time(const struct hwt_pt_insn_decoder *d, uint64_t *tsc, uint32_t *lost_mtc,
+		     uint32_t *lost_cyc);
+/* After an error from next/event: drop what is left of the current
+ * branch answers and continue at the next ip the trace gives (a TIP, or an
+ * event with an ip).  Returns status flags or an error (then sync
+ * forward). */
+int hwt_pt_insn_resync(struct hwt_pt_insn_decoder *d);
+/* Current ip (0 if unknown). */
+uint64_t hwt_pt_insn_ip(const struct hwt_pt_insn_decoder *d);
+
+/* ---- block decoder ---- */
+struct hwt_pt_block_decoder;
+
+#define HWT_PT_BLOCK_MAX_INSN 1024
+
+struct hwt_pt_block {
+	uint64_t ip;	 /* first instruction */
+	uint64_t end_ip; /* last instruction */
+	uint32_t ninsn;
+	uint8_t mode;
+	uint8_t iclass; /* class of the last instruction */
+	uint8_t speculative;
+	uint8_t truncated;
+	/* The instructions' addresses (valid until the next call); a block
+	 * has at most HWT_PT_BLOCK_MAX_INSN instructions. */
+	const uint64_t *ips;
+};
+
+struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,
+						const struct hwt_image *img,
+						const struct hwt_pt_flow_options *opt);
+void hwt_pt_block_free(struct hwt_pt_block_decoder *d);
+int hwt_pt_block_sync_forward(struct hwt_pt_block_decoder *d);
+int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *block);
+int hwt_pt_block_event(struct hwt_pt_block_decoder *d, struct hwt_pt_event *ev);
+int hwt_pt_block_offset(const struct hwt_pt_block_decoder *d, uint64_t *offset);
+int hwt_pt_block_sync_offset(const struct hwt_pt_block_decoder *d, uint64_t *offset);
+int hwt_pt_block_time(const struct hwt_pt_block_decoder *d, uint64_t *tsc, uint32_t *lost_mtc,
+		      uint32_t *lost_cyc);
+int hwt_pt_block_resync(struct hwt_pt_block_decoder *d);
+uint64_t hwt_pt_block_ip(const struct hwt_pt_block_decoder *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HWT_PT_FLOW_H */

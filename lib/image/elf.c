@@ -1,0 +1,133 @@
+/* lib/image/elf.c - loading ELF files into an image (libelf).
+ *
+ * hwt_image_add_elf maps every PT_LOAD segment's file-backed bytes
+ * (p_filesz; the zero-filled rest holds no code) at p_vaddr + bias and
+ * reads the symbol table once (.symtab, or .dynsym when stripped) into a
+ * sorted array owned by the image's file entry.  Names are copied into
+ * one block per file.  Only function and object symbols with an address
+ * are kept.
+ */
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwt/error.h"
+#include "image_int.h"
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct img_sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* prefer sized symbols last so that lookups pick them */
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+static void load_table(struct img_file *f, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !sh->sh_entsize)
+		return;
+	size_t n = sh->sh_size / sh->sh_entsize, names = 0, k = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s) || !s.st_value || s.st_shndx == SHN_UNDEF)
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if (t != STT_FUNC && t != STT_OBJECT && t != STT_NOTYPE)
+			continue;
+		const char *nm = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!nm || !*nm)
+			continue;
+		names += strlen(nm) + 1;
+		k++;
+	}
+	if (!k)
+		return;
+	struct img_sym *syms = malloc(k * sizeof(*syms) + names);
+	if (!syms)
+		return;
+	char *pool = (char *)(syms + k);
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s) || !s.st_value || s.st_shndx == SHN_UNDEF)
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if (t != STT_FUNC && t != STT_OBJECT && t != STT_NOTYPE)
+			continue;
+		const char *nm = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!nm || !*nm)
+			continue;
+		size_t l = strlen(nm) + 1;
+		memcpy(pool, nm, l);
+		syms[k++] = (struct img_sym){.addr = s.st_value, .size = s.st_size, .name = pool};
+		pool += l;
+	}
+	qsort(syms, k, sizeof(*syms), sym_cmp);
+	f->syms = syms;
+	f->nsyms = k;
+}
+
+static void load_syms(struct img_file *f, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr sh, dynsh;
+	f->syms_loaded = 1;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			load_table(f, elf, scn, &sh);
+			if (f->nsyms)
+				return;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dyn = scn;
+			dynsh = sh;
+		}
+	}
+	if (dyn)
+		load_table(f, elf, dyn, &dynsh);
+}
+
+int hwt_image_add_elf(struct hwt_image *img, const char *path, uint64_t bias)
+{
+	if (!img || !path)
+		return HWT_ERR_INVALID;
+	int fi = img_file_get(img, path);
+	if (fi < 0)
+		return fi;
+	struct img_file *f = &img->files[fi];
+	if (!f->map)
+		return HWT_ERR_BAD_FILE;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)f->map, f->size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		return HWT_ERR_BAD_FILE;
+	}
+	size_t nph;
+	int err = 0;
+	if (elf_getphdrnum(elf, &nph)) {
+		elf_end(elf);
+		return HWT_ERR_BAD_FILE;
+	}
+	for (size_t i = 0; i < nph && !err; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		if (ph.p_offset > f->size || ph.p_filesz > f->size - ph.p_offset) {
+			err = HWT_ERR_BAD_FILE;
+			break;
+		}
+		err =
+		    img_insert(img, ph.p_vaddr + bias, ph.p_filesz, f->map + ph.p_offset, fi, bias);
+		f = &img->files[fi];
+	}
+	if (!err && !f->syms_loaded)
+		load_syms(f, elf);
+	elf_end(elf);
+	return err;
+}

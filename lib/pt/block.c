@@ -1,0 +1,128 @@
+/* lib/pt/block.c - the block decoder: one basic block per call.
+ *
+ * A block is a run of instructions that ends after an instruction that
+ * needs the trace to go on (conditional and indirect branches, returns,
+ * far transfers), after a direct call or jump when end_on_call /
+ * end_on_jump are set, before an event, or when it reaches
+ * HWT_PT_BLOCK_MAX_INSN instructions.  Built on the same flow engine as
+ * the instruction decoder (insn_flow.c); the addresses of a block's
+ * instructions live in the decoder and stay valid until the next call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "insn_int.h"
+
+struct hwt_pt_block_decoder {
+	struct flow f;
+	uint64_t ips[HWT_PT_BLOCK_MAX_INSN];
+};
+
+struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,
+						const struct hwt_image *img,
+						const struct hwt_pt_flow_options *opt)
+{
+	if (!cfg || cfg->size < sizeof(*cfg))
+		return NULL;
+	struct hwt_pt_block_decoder *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	if (flow_init(&d->f, cfg, img, opt)) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void hwt_pt_block_free(struct hwt_pt_block_decoder *d)
+{
+	if (!d)
+		return;
+	flow_fini(&d->f);
+	free(d);
+}
+
+int hwt_pt_block_sync_forward(struct hwt_pt_block_decoder *d)
+{
+	return flow_sync_forward(&d->f);
+}
+
+static int ends_block(const struct flow *f, const struct hwt_x86_insn *xi)
+{
+	switch (xi->iclass) {
+	case HWT_INSN_OTHER:
+	case HWT_INSN_PTWRITE:
+		return 0;
+	case HWT_INSN_JMP:
+		return f->opt.end_on_jump;
+	case HWT_INSN_CALL:
+		return f->opt.end_on_call;
+	case HWT_INSN_JCC:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
+{
+	struct hwt_x86_insn xi;
+	int have, trunc, st;
+
+	memset(b, 0, sizeof(*b));
+	b->ips = d->ips;
+	b->ip = d->f.ip;
+	for (;;) {
+		st = flow_step(&d->f, &xi, &have, &trunc);
+		if (have) {
+			if (!b->ninsn) {
+				b->ip = xi.ip;
+				b->mode = xi.mode;
+				b->speculative = (uint8_t)d->f.speculative;
+			}
+			d->ips[b->ninsn++] = xi.ip;
+			b->end_ip = xi.ip;
+			b->iclass = xi.iclass;
+			b->truncated |= (uint8_t)trunc;
+		}
+		if (st < 0 && !have && b->ninsn)
+			return 0; /* end the block here; the error comes back next time */
+		if (st < 0 && !have && d->f.err_deferred)
+			b->ip = 0;
+		if (st < 0 || !have || (st & (HWT_PTS_EVENT_PENDING | HWT_PTS_EOS)))
+			return st;
+		if (ends_block(&d->f, &xi) || b->ninsn == HWT_PT_BLOCK_MAX_INSN)
+			return st;
+	}
+}
+
+int hwt_pt_block_event(struct hwt_pt_block_decoder *d, struct hwt_pt_event *ev)
+{
+	return flow_event(&d->f, ev);
+}
+
+int hwt_pt_block_resync(struct hwt_pt_block_decoder *d)
+{
+	return flow_resync(&d->f);
+}
+
+int hwt_pt_block_offset(const struct hwt_pt_block_decoder *d, uint64_t *offset)
+{
+	return hwt_pt_query_offset(d->f.q, offset);
+}
+
+int hwt_pt_block_sync_offset(const struct hwt_pt_block_decoder *d, uint64_t *offset)
+{
+	return hwt_pt_query_sync_offset(d->f.q, offset);
+}
+
+int hwt_pt_block_time(const struct hwt_pt_block_decoder *d, uint64_t *tsc, uint32_t *lost_mtc,
+		      uint32_t *lost_cyc)
+{
+	return hwt_pt_query_time(d->f.q, tsc, lost_mtc, lost_cyc);
+}
+
+uint64_t hwt_pt_block_ip(const struct hwt_pt_block_decoder *d)
+{
+	return d->f.have_ip ? d->f.ip : 0;
+}

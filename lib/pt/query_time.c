@@ -1,0 +1,60 @@
+/* lib/pt/query_time.c - time for the query decoder's events.
+ *
+ * The query decoder feeds every timing packet (and PSB, PSBEND, OVF) to a
+ * hwt_pt_time tracker (lib/pt/time.c) that it owns; events are stamped
+ * with its TSC estimate.  A timing packet that may move the time is a
+ * "tick" (reported as an event when the caller asks for ticks).
+ */
+#include "hwt/pt_time.h"
+#include "query_int.h"
+
+int qry_time_init(struct hwt_pt_query *q)
+{
+	struct hwt_pt_time_opts o = {.size = sizeof(o)};
+	o.keep_tcal_on_ovf = q->opt.keep_tcal_on_ovf;
+	q->time = hwt_pt_time_alloc(&q->cfg, &o);
+	return q->time ? 0 : HWT_ERR_NOMEM;
+}
+
+void qry_time_fini(struct hwt_pt_query *q)
+{
+	hwt_pt_time_free(q->time);
+	q->time = NULL;
+}
+
+int qry_time_packet(struct hwt_pt_query *q, const struct hwt_pt_packet *p, int in_psb)
+{
+	struct hwt_pt_time_report rep = {0};
+	uint64_t before = 0, after = 0;
+	(void)in_psb;
+	hwt_pt_time_query(q->time, &before, NULL, NULL);
+	hwt_pt_time_update(q->time, p, &rep);
+	hwt_pt_time_query(q->time, &after, NULL, NULL);
+	if (p->type == HWT_PKT_CYC && after == before)
+		rep.new_time = 0; /* a CYC that could not be used */
+	if (p->type == HWT_PKT_TSC) {
+		q->tsc = p->u.tsc.tsc;
+		q->have_tsc = 1;
+	}
+	return rep.new_time;
+}
+
+void qry_time_psb(struct hwt_pt_query *q)
+{
+	hwt_pt_time_psb(q->time);
+}
+
+void qry_time_psbend(struct hwt_pt_query *q)
+{
+	hwt_pt_time_psbend(q->time);
+}
+
+void qry_time_ovf(struct hwt_pt_query *q)
+{
+	hwt_pt_time_ovf(q->time);
+}
+
+int qry_time(const struct hwt_pt_query *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+{
+	return hwt_pt_time_query(q->time, tsc, lost_mtc, lost_cyc);
+}
