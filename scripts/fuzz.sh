@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs every libFuzzer target in FUZZ_BUILD/fuzz for FUZZ_SECONDS each,
-# seeded from fuzz/seeds/<target>/ (and the PT corpus for PT targets).
+# seeded from fuzz/seeds/<target>/, from what fuzz/<target>.seeds.sh makes
+# out of the PT corpus, or else (PT targets) from the corpus .pt files.
 # A crash, leak, timeout or sanitizer report is a failure.
 set -u
 B=${1:?usage: scripts/fuzz.sh FUZZ_BUILD}
@@ -13,12 +14,14 @@ for f in "$B"/fuzz/*; do
 	work=$(mktemp -d)
 	seeds=()
 	[ -d "fuzz/seeds/$name" ] && seeds+=("fuzz/seeds/$name")
-	if [[ "$name" == *pt* ]] && [ -d "$CORPUS" ]; then
+	if [ -x "fuzz/$name.seeds.sh" ] && [ -d "$CORPUS" ]; then
+		"fuzz/$name.seeds.sh" "$CORPUS" "$work/gen" && seeds+=("$work/gen")
+	elif [[ "$name" == *pt* ]] && [ -d "$CORPUS" ]; then
 		mkdir -p "$work/ptt"
 		cp "$CORPUS"/*/*.pt "$work/ptt/" 2>/dev/null
 		seeds+=("$work/ptt")
 	fi
-	if "$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+	if "$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
 		-artifact_prefix="$work/" "$work" "${seeds[@]}" >"$work/log" 2>&1; then
 		echo "PASS fuzz-$name ($(grep -o 'stat::number_of_executed_units: [0-9]*' "$work/log" | awk '{print $2}') runs)"
 		pass=$((pass + 1))
