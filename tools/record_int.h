@@ -16,6 +16,10 @@ struct hwt_record {
 	uint64_t records;	/* sideband records copied */
 	uint64_t bytes_written; /* file size after finish */
 	uint64_t round_mark;	/* records at the last FINISHED_ROUND */
+	/* emulated units: per stream index, the newest sample time of its
+	 * records (the clock behind each AUXTRACE record's reference) */
+	uint64_t *last_time;
+	size_t nlast;
 };
 
 /* The session sink that writes into rec (valid once begin() ran). */
@@ -27,12 +31,12 @@ int hwt_record_open_output(struct hwt_record *rec, const char *path, int argc, c
  * for attach_pid > 0 the synthesized COMM and MMAP2 of the process. */
 int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *event,
 		     pid_t attach_pid, char *err, size_t errlen);
-/* TIME_CONV, features, header; closes the file. */
+/* TIME_CONV, features, header; closes the file (also frees rec's state). */
 int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, size_t errlen);
 /* A FINISHED_ROUND after a pump that copied records (perf sorts by time
  * within rounds). */
 int hwt_record_round(struct hwt_record *rec);
-/* Setup failed: remove the new file. */
+/* Setup failed: remove the new file (and free rec's state). */
 void hwt_record_abort(struct hwt_record *rec);
 
 #endif

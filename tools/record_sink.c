@@ -3,7 +3,11 @@
  * The session hands over each stream's data-ring records (copied as is:
  * they carry the sample_id trailer of the attrs declared in begin()) and
  * its AUX ranges (written as AUXTRACE records: offset = position in the
- * stream's AUX ring, idx = stream index, tid/cpu of the stream).  What
+ * stream's AUX ring, idx = stream index, tid/cpu of the stream,
+ * reference = the TSC when the data was read: rdtsc for hardware units,
+ * for emulated ones the emulated TSC of the stream's newest record; perf's
+ * Intel PT decoder takes the upper TSC bits from it and ignores TSC
+ * packets while it is 0, so timed traces need it).  What
  * perf itself would synthesize is added here: AUXTRACE_INFO (from the
  * unit), ID_INDEX, for -p/-t the COMM and MMAP2 records of the running
  * process (from /proc), TIME_CONV at the end.  Owns the writer.
@@ -17,6 +21,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "hwt/error.h"
 #include "hwt/perf_records.h"
@@ -38,10 +46,56 @@ static int stream_index(struct hwt_record *rec, const struct hwt_stream *st)
 	return 0;
 }
 
+/* The sample time in a non-sample record's sample_id trailer (attr's
+ * sample_type with sample_id_all); 0 when it has none. */
+static uint64_t record_time(const struct perf_event_attr *attr, const struct perf_event_header *h)
+{
+	if (!attr || !attr->sample_id_all || !(attr->sample_type & PERF_SAMPLE_TIME) ||
+	    h->type == PERF_RECORD_SAMPLE || h->type >= 64 /* perf's user types (AUXTRACE, ...) */)
+		return 0;
+	size_t back = 8; /* TIME itself, then what follows it */
+	back += attr->sample_type & PERF_SAMPLE_ID ? 8 : 0;
+	back += attr->sample_type & PERF_SAMPLE_STREAM_ID ? 8 : 0;
+	back += attr->sample_type & PERF_SAMPLE_CPU ? 8 : 0;
+	back += attr->sample_type & PERF_SAMPLE_IDENTIFIER ? 8 : 0;
+	if (h->size < sizeof(*h) + back)
+		return 0;
+	uint64_t t;
+	memcpy(&t, (const uint8_t *)h + h->size - back, sizeof(t));
+	return t;
+}
+
+/* perf time -> TSC with the stream's published conversion (the inverse
+ * of time = time_zero + (tsc >> shift) * mult + ((tsc & mask) * mult >> shift)). */
+static uint64_t time_to_tsc(const struct hwt_stream *st, uint64_t t)
+{
+	const struct perf_event_mmap_page *pg = st->ring.ctl;
+	if (!pg || !pg->cap_user_time_zero || !pg->time_mult || pg->time_shift > 31 ||
+	    t < pg->time_zero)
+		return t;
+	t -= pg->time_zero;
+	uint64_t q = t / pg->time_mult, r = t % pg->time_mult;
+	return (q << pg->time_shift) + (r << pg->time_shift) / pg->time_mult;
+}
+
 static int sink_record(void *arg, struct hwt_stream *st, const struct perf_event_header *h)
 {
 	struct hwt_record *rec = arg;
-	(void)st;
+	if (rec->s && hwt_session_unit(rec->s)->emulated) {
+		uint64_t t = record_time(hwt_session_attr(rec->s), h);
+		size_t i = (size_t)stream_index(rec, st);
+		if (t && i >= rec->nlast) {
+			size_t n = i + 16;
+			uint64_t *v = realloc(rec->last_time, n * sizeof(*v));
+			if (v) {
+				memset(v + rec->nlast, 0, (n - rec->nlast) * sizeof(*v));
+				rec->last_time = v;
+				rec->nlast = n;
+			}
+		}
+		if (t && i < rec->nlast && t > rec->last_time[i])
+			rec->last_time[i] = t;
+	}
 	int e = hwt_perf_writer_write_raw(rec->w, h, h->size, NULL, 0);
 	if (e && !rec->err)
 		rec->err = e;
@@ -49,12 +103,31 @@ static int sink_record(void *arg, struct hwt_stream *st, const struct perf_event
 	return e;
 }
 
+/* The AUXTRACE reference: the TSC when the data is read, as perf record
+ * stores it.  An emulated stream's TSC is its own instruction clock, seen
+ * through the times of its records (all written before this data is
+ * handed over; perf needs only the TSC's upper bits from it). */
+static uint64_t aux_reference(struct hwt_record *rec, const struct hwt_stream *st)
+{
+	if (rec->s && hwt_session_unit(rec->s)->emulated) {
+		size_t i = (size_t)stream_index(rec, st);
+		uint64_t t = i < rec->nlast ? rec->last_time[i] : 0;
+		uint64_t tsc = t ? time_to_tsc(st, t) : 0;
+		return tsc ? tsc : 1;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
 static int sink_aux(void *arg, struct hwt_stream *st, const struct hwt_ring_span *sp)
 {
 	struct hwt_record *rec = arg;
 	struct hwt_perf_auxtrace_desc d = {
 	    .offset = sp->pos,
-	    .reference = 0,
+	    .reference = aux_reference(rec, st),
 	    .idx = (uint32_t)stream_index(rec, st),
 	    .tid = (uint32_t)st->tid,
 	    .cpu = (uint32_t)st->cpu,
@@ -115,6 +188,9 @@ int hwt_record_open_output(struct hwt_record *rec, const char *path, int argc, c
 
 void hwt_record_abort(struct hwt_record *rec)
 {
+	free(rec->last_time);
+	rec->last_time = NULL;
+	rec->nlast = 0;
 	if (rec->w) {
 		hwt_perf_writer_free(rec->w);
 		rec->w = NULL;
@@ -284,6 +360,9 @@ int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, 
 		e = hwt_perf_writer_finish(rec->w);
 	hwt_perf_writer_free(rec->w);
 	rec->w = NULL;
+	free(rec->last_time);
+	rec->last_time = NULL;
+	rec->nlast = 0;
 	if (e) {
 		snprintf(err, errlen, "cannot write '%s': %s", rec->path, hwt_errstr(e));
 		return e;

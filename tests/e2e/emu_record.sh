@@ -5,11 +5,12 @@
 #   trace begin/end entries aside, exactly the truth's branches per thread
 #   (the truth comes from QEMU's executed blocks, not from the encoder);
 #   the program's stdout and exit status equal those of an untraced run.
-# Variants: noretcomp, small/large psb_period, a 16 KiB AUX ring (full
-# mode waits), snapshot mode, an address filter on one libc function (only
-# its branches appear).  Timing packets (tsc/mtc) are
-# checked with libipt in emu_plugin.sh: perf 6.1 crashes on these
-# per-thread files with TSC on (see the report), so here tsc=0,mtc=0.
+# Events: perf's default intel_pt config (tsc and mtc on: perf decodes by
+# time, interleaving trace and sideband), timing variants (tsc,mtc,cyc;
+# fast MTC), a timeless one (tsc=0,mtc=0: perf's timeless path);
+# noretcomp, small/large psb_period, a 16 KiB AUX ring (full mode waits),
+# snapshot mode, an address filter on one libc function (only its
+# branches appear).
 set -u
 cd "$(dirname "$0")/../.."
 B=${HWT_BUILD:-build}
@@ -97,22 +98,29 @@ check() {
 	rm -rf "$d"
 }
 
+DEF='intel_pt//u'
+TIM='intel_pt/tsc,mtc,cyc/u'
 NT='intel_pt/tsc=0,mtc=0/u'
-check emu_rec_echo "$NT" echo hello world
-check emu_rec_ls "$NT" ls -la /etc
-check emu_rec_ls_noretcomp 'intel_pt/tsc=0,mtc=0,noretcomp/u' ls -la /etc
-check emu_rec_ls_psb_small 'intel_pt/tsc=0,mtc=0,psb_period=0/u' ls -la /etc
-check emu_rec_ls_psb_large 'intel_pt/tsc=0,mtc=0,psb_period=15/u' ls -la /etc
-check emu_rec_sort "$NT" sort -n lines.txt
+check emu_rec_echo "$DEF" echo hello world
+check emu_rec_echo_timing "$TIM" echo hello world
+check emu_rec_expr_notime "$NT" expr 6 '*' 7
+check emu_rec_ls "$DEF" ls -la /etc
+check emu_rec_ls_timing "$TIM" ls -la /etc
+check emu_rec_ls_mtc_fast 'intel_pt/tsc,mtc,mtc_period=0,cyc,cyc_thresh=1/u' ls -la /etc
+check emu_rec_ls_noretcomp 'intel_pt/noretcomp/u' ls -la /etc
+check emu_rec_ls_psb_small 'intel_pt/psb_period=0/u' ls -la /etc
+check emu_rec_ls_psb_large 'intel_pt/psb_period=15/u' ls -la /etc
+check emu_rec_sort "$DEF" sort -n lines.txt
 # full mode with a 16 KiB AUX ring: the emulated CPU waits for the recorder
-check emu_rec_small_ring "$NT" -m 16K,16K ls -la /etc
-check emu_rec_sed "$NT" sed -e 's/x/y/g' lines.txt
-check emu_rec_grep "$NT" grep -c 9 lines.txt
-check emu_rec_bash_signal_fork "$NT" bash -c 'trap "echo got usr1" USR1; kill -USR1 $$; echo after; (echo subshell; exit 3); echo "sub=$?"'
-check emu_rec_zstd_threads "$NT" zstd -T2 -q -c data.txt
-check emu_rec_perl "$NT" perl -e 'my %h; $h{$_ % 7}++ for 1..2000; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
-check emu_rec_gawk_libs "$NT" gawk -M 'BEGIN { print 2^200; exit 3 }'
-check emu_rec_python_thread "$NT" /usr/bin/python3 -S -c 'import threading; t = threading.Thread(target=print, args=("thread",)); t.start(); t.join()'
+check emu_rec_small_ring "$DEF" -m 16K,16K ls -la /etc
+check emu_rec_sed "$DEF" sed -e 's/x/y/g' lines.txt
+check emu_rec_grep "$DEF" grep -c 9 lines.txt
+check emu_rec_bash_signal_fork "$DEF" bash -c 'trap "echo got usr1" USR1; kill -USR1 $$; echo after; (echo subshell; exit 3); echo "sub=$?"'
+check emu_rec_zstd_threads "$DEF" zstd -T2 -q -c data.txt
+check emu_rec_zstd_threads_timing "$TIM" zstd -T2 -q -c data.txt
+check emu_rec_perl "$DEF" perl -e 'my %h; $h{$_ % 7}++ for 1..2000; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
+check emu_rec_gawk_libs "$DEF" gawk -M 'BEGIN { print 2^200; exit 3 }'
+check emu_rec_python_thread "$DEF" /usr/bin/python3 -S -c 'import threading; t = threading.Thread(target=print, args=("thread",)); t.start(); t.join()'
 
 # Address filter on one libc function: only branches inside it appear.
 filter_test() {
@@ -120,7 +128,7 @@ filter_test() {
 	local libc=/usr/lib/x86_64-linux-gnu/libc.so.6
 	local d=$T/$name
 	mkdir -p "$d"
-	if ! "$HWT" record -e "$NT" --emulate --truth "$d/truth" -o "$d/perf.data" \
+	if ! "$HWT" record -e "$DEF" --emulate --truth "$d/truth" -o "$d/perf.data" \
 		--filter "filter getenv @$libc" -- ls -la / >/dev/null 2>"$d/err"; then
 		fail $name "hwt record failed: $(grep -v '^\[' "$d/err" | head -2)"
 		return
@@ -174,7 +182,7 @@ snapshot_test() {
 	local name=emu_rec_snapshot
 	local d=$T/$name
 	mkdir -p "$d"
-	if ! "$HWT" record -e "$NT" --emulate -m 8,16 -S --truth "$d/truth" -o "$d/perf.data" \
+	if ! "$HWT" record -e "$DEF" --emulate -m 8,16 -S --truth "$d/truth" -o "$d/perf.data" \
 		-- ls -la /etc >/dev/null 2>"$d/err"; then
 		fail $name "hwt record failed: $(grep -v '^\[' "$d/err" | head -2)"
 		return
