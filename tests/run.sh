@@ -20,7 +20,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 pass=0 fail=0 skip=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+known=$(dirname "$0")/known-failures.txt
+trap 'rm -f "$log" "$log.k"' EXIT
 
 run_one() {
 	local name=$1
@@ -33,15 +34,29 @@ run_one() {
 	local rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 124 ] && echo "FAIL $name: timed out after ${HWT_TEST_TIMEOUT:-900} s" >>"$log"
 	local p f s
+	# Known failures (tests/known-failures.txt: "<case> <why>") are reported
+	# as skipped with their reason, so that open bugs stay visible without
+	# failing the run; a known failure that passes is announced.
+	if [ -s "$known" ]; then
+		awk -v kf="$known" 'BEGIN { while ((getline l < kf) > 0) { if (l ~ /^[^#]/ && split(l, w, " ") > 0) { why[w[1]] = substr(l, length(w[1]) + 2) } } }
+			/^FAIL / { n = $2; sub(/:$/, "", n); if (n in why) { print "SKIP " n ": known failure: " why[n] " (was: " substr($0, 6) ")"; next } }
+			/^PASS / { if ($2 in why) print "NOTE " $2 " is listed in tests/known-failures.txt but passed: remove it" }
+			{ print }' "$log" >"$log.k" && mv "$log.k" "$log"
+	fi
 	p=$(grep -c '^PASS ' "$log")
 	f=$(grep -c '^FAIL ' "$log")
 	s=$(grep -c '^SKIP ' "$log")
+	local k
+	k=$(grep -c '^SKIP .*: known failure: ' "$log")
+	# a C test exits 1 when any case failed, known failures included
+	[ "$rc" -eq 1 ] && [ "$k" -gt 0 ] && [ "$f" -eq 0 ] && rc=0
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "FAIL $name: exited with status $rc; last output:"
 		tail -n 15 "$log" | sed 's/^/    /'
 	fi
-	grep '^FAIL ' "$log" | head -n 40
+	grep -E '^(FAIL|NOTE) ' "$log" | head -n 40
+	grep '^SKIP .*: known failure: ' "$log" | cut -c1-160
 	[ "$f" -gt 40 ] && echo "    ... $((f - 40)) more failures in $name"
 	printf '  %-28s %5d passed %4d failed %4d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
