@@ -12,8 +12,11 @@ echo
 echo "== hwt info $out"
 "$B/hwt" info "$out"
 echo
-echo "== hwt script --calls (first 40 lines of the call tree)"
-"$B/hwt" script --calls -i "$out" | head -n 40 || true
+echo "== hwt report -n 15 (hot functions by instructions executed)"
+"$B/hwt" report -n 15 -i "$out" || true
+echo
+echo "== hwt script --calls (the call tree from the first call into libc's getenv, 30 lines)"
+"$B/hwt" script --calls -i "$out" | grep -A 29 -m 1 'getenv' || true
 echo
 echo "== hwt script --branches (first 20 branches)"
 "$B/hwt" script --branches -i "$out" | head -n 20 || true
