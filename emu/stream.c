@@ -205,17 +205,23 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 	return t;
 }
 
+/* A FORK or EXIT record of thread t (parent / exiting pid and tid as
+ * given), stamped now. */
+static void put_task(struct emu_thr *t, uint32_t type, pid_t ppid, pid_t ptid)
+{
+	struct hwt_perf_rec_fork r = {.header = {.type = type}};
+	r.pid = (uint32_t)t->pid;
+	r.ppid = (uint32_t)ppid;
+	r.tid = (uint32_t)t->tid;
+	r.ptid = (uint32_t)ptid;
+	r.time = emu_now(t);
+	put_record(t, &r, sizeof(r), NULL);
+}
+
 void emu_thr_start_records(struct emu_thr *t, int fork_rec)
 {
-	if (fork_rec) {
-		struct hwt_perf_rec_fork r = {.header = {.type = PERF_RECORD_FORK}};
-		r.pid = (uint32_t)t->pid;
-		r.ppid = (uint32_t)t->ppid;
-		r.tid = (uint32_t)t->tid;
-		r.ptid = (uint32_t)t->ptid;
-		r.time = emu_now(t);
-		put_record(t, &r, sizeof(r), NULL);
-	}
+	if (fork_rec)
+		put_task(t, PERF_RECORD_FORK, t->ppid, t->ptid);
 	struct hwt_perf_rec_itrace_start it = {.header = {.type = PERF_RECORD_ITRACE_START}};
 	it.pid = (uint32_t)t->pid;
 	it.tid = (uint32_t)t->tid;
@@ -458,15 +464,8 @@ void emu_thr_end(struct emu_thr *t, int exited)
 	ptg_flush_tnt(&t->g);
 	emu_thr_flush(t, 2);
 	emu_truth_flush(t);
-	if (exited && t->have_ring) {
-		struct hwt_perf_rec_fork r = {.header = {.type = PERF_RECORD_EXIT}};
-		r.pid = (uint32_t)t->pid;
-		r.ppid = (uint32_t)t->pid;
-		r.tid = (uint32_t)t->tid;
-		r.ptid = (uint32_t)t->tid;
-		r.time = emu_now(t);
-		put_record(t, &r, sizeof(r), NULL);
-	}
+	if (exited && t->have_ring)
+		put_task(t, PERF_RECORD_EXIT, t->pid, t->tid);
 	if (t->have_ring) {
 		char line[64];
 		snprintf(line, sizeof(line), "E %d %llu\n", (int)t->tid,

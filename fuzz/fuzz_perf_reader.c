@@ -12,13 +12,7 @@
 
 #include "hwt/perf_data.h"
 
-#define ENSURE(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 static void touch(const void *p, size_t n, volatile uint8_t *sink)
 {

@@ -18,13 +18,7 @@
 
 #include "hwt/pt_flow.h"
 
-#define ENSURE(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 #define CODE_MAX 512
 /* A loop of direct jumps is valid trace-free execution (no packets), so a

@@ -22,11 +22,7 @@
 #include "hwt/pt_config.h"
 #include "hwt/pt_packet.h"
 
-#define ENSURE(c)                                                                                  \
-	do {                                                                                       \
-		if (!(c))                                                                          \
-			abort();                                                                   \
-	} while (0)
+#include "fuzz.h"
 
 struct event {
 	uint64_t off;
@@ -34,8 +30,6 @@ struct event {
 	uint8_t enc[16];
 	int nenc;
 };
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* batch: 0 = hwt_pt_pkt_next, else hwt_pt_pkt_next_batch with that many. */
 static size_t walk(const struct hwt_pt_buf *buf, struct event *ev, size_t max, int batch,

@@ -149,6 +149,13 @@ static const char *type_name(const struct hwt_perf_reader *r, uint32_t type, cha
 	return buf;
 }
 
+/* One line of --mmaps: pid, start, end, file offset, path. */
+static void print_mmap(int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *path)
+{
+	printf("%d 0x%llx 0x%llx 0x%llx %s\n", pid, (unsigned long long)addr,
+	       (unsigned long long)(addr + len), (unsigned long long)pgoff, path);
+}
+
 static int print_mmaps(struct hwt_perf_reader *r, const char *file)
 {
 	struct hwt_perf_record rec;
@@ -160,17 +167,13 @@ static int print_mmaps(struct hwt_perf_reader *r, const char *file)
 			struct hwt_perf_rec_mmap2 m;
 			memcpy(&m, rec.hdr, sizeof(m));
 			rec_str(&rec, sizeof(m), path, sizeof(path));
-			printf("%d 0x%llx 0x%llx 0x%llx %s\n", (int32_t)m.pid,
-			       (unsigned long long)m.addr, (unsigned long long)(m.addr + m.len),
-			       (unsigned long long)m.pgoff, path);
+			print_mmap((int32_t)m.pid, m.addr, m.len, m.pgoff, path);
 		} else if (rec.type == PERF_RECORD_MMAP &&
 			   rec.size >= sizeof(struct hwt_perf_rec_mmap)) {
 			struct hwt_perf_rec_mmap m;
 			memcpy(&m, rec.hdr, sizeof(m));
 			rec_str(&rec, sizeof(m), path, sizeof(path));
-			printf("%d 0x%llx 0x%llx 0x%llx %s\n", (int32_t)m.pid,
-			       (unsigned long long)m.addr, (unsigned long long)(m.addr + m.len),
-			       (unsigned long long)m.pgoff, path);
+			print_mmap((int32_t)m.pid, m.addr, m.len, m.pgoff, path);
 		}
 	}
 	if (e < 0) {

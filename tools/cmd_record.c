@@ -35,6 +35,7 @@
 #include "hwt/perf_data.h"
 #include "hwt/unit.h"
 #include "record_int.h"
+#include "unit/unit_int.h"
 
 static const char usage_text[] =
     "usage: hwt record [-e EVENT[/TERMS/][u]] [--emulate|--no-emulate] [-o FILE] [-m SIZE]\n"
@@ -142,31 +143,6 @@ static int parse_cpus(const char *s, int **out, size_t *n)
 	return 0;
 bad:
 	free(v);
-	return -1;
-}
-
-/* Find a program like execvp; 0 and path filled, or -1. */
-static int find_program(const char *name, char *out, size_t outlen)
-{
-	if (strchr(name, '/')) {
-		if (access(name, X_OK))
-			return -1;
-		snprintf(out, outlen, "%s", name);
-		return 0;
-	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		snprintf(out, outlen, "%.*s/%s", (int)n, n ? path : ".", name);
-		struct stat sb;
-		if (!stat(out, &sb) && S_ISREG(sb.st_mode) && !access(out, X_OK))
-			return 0;
-		path += n;
-		if (*path == ':')
-			path++;
-	}
 	return -1;
 }
 
@@ -317,7 +293,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 {
 	if (o->cmd) {
-		if (find_program(o->cmd[0], prog, proglen)) {
+		if (hwt_find_program(o->cmd[0], prog, proglen)) {
 			cli_err("record", "command not found: '%s'", o->cmd[0]);
 			return 2;
 		}

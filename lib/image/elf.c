@@ -24,6 +24,19 @@ static int sym_cmp(const void *a, const void *b)
 	return (x->size > y->size) - (x->size < y->size);
 }
 
+/* Entry i of a symbol table if it names a defined function, object or
+ * untyped symbol: its name (in the string table), else NULL. */
+static const char *table_sym(Elf *elf, Elf_Data *d, const GElf_Shdr *sh, size_t i, GElf_Sym *s)
+{
+	if (!gelf_getsym(d, (int)i, s) || !s->st_value || s->st_shndx == SHN_UNDEF)
+		return NULL;
+	int t = GELF_ST_TYPE(s->st_info);
+	if (t != STT_FUNC && t != STT_OBJECT && t != STT_NOTYPE)
+		return NULL;
+	const char *nm = elf_strptr(elf, sh->sh_link, s->st_name);
+	return nm && *nm ? nm : NULL;
+}
+
 static void load_table(struct img_file *f, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -32,13 +45,8 @@ static void load_table(struct img_file *f, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 	size_t n = sh->sh_size / sh->sh_entsize, names = 0, k = 0;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
-		if (!gelf_getsym(d, (int)i, &s) || !s.st_value || s.st_shndx == SHN_UNDEF)
-			continue;
-		int t = GELF_ST_TYPE(s.st_info);
-		if (t != STT_FUNC && t != STT_OBJECT && t != STT_NOTYPE)
-			continue;
-		const char *nm = elf_strptr(elf, sh->sh_link, s.st_name);
-		if (!nm || !*nm)
+		const char *nm = table_sym(elf, d, sh, i, &s);
+		if (!nm)
 			continue;
 		names += strlen(nm) + 1;
 		k++;
@@ -52,13 +60,8 @@ static void load_table(struct img_file *f, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 	k = 0;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym s;
-		if (!gelf_getsym(d, (int)i, &s) || !s.st_value || s.st_shndx == SHN_UNDEF)
-			continue;
-		int t = GELF_ST_TYPE(s.st_info);
-		if (t != STT_FUNC && t != STT_OBJECT && t != STT_NOTYPE)
-			continue;
-		const char *nm = elf_strptr(elf, sh->sh_link, s.st_name);
-		if (!nm || !*nm)
+		const char *nm = table_sym(elf, d, sh, i, &s);
+		if (!nm)
 			continue;
 		size_t l = strlen(nm) + 1;
 		memcpy(pool, nm, l);

@@ -71,7 +71,19 @@ struct emu_priv {
 	size_t nmaps, capmaps;
 };
 
-static int find_in_path(const char *name, char *out, size_t outlen)
+/* The AUX and data ring sizes of an emulated stream: the session's, or
+ * 4 MiB / 512 KiB by default, at least a page each. */
+static void ring_sizes(const struct hwt_session_config *cfg, uint64_t *aux, uint64_t *data)
+{
+	*aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
+	*data = cfg->data_bytes ? cfg->data_bytes : 512 << 10;
+	if (*aux < 4096)
+		*aux = 4096;
+	if (*data < 4096)
+		*data = 4096;
+}
+
+int hwt_find_program(const char *name, char *out, size_t outlen)
 {
 	if (strchr(name, '/')) {
 		if (access(name, X_OK))
@@ -128,7 +140,7 @@ static int probe(struct hwt_unit_info *info)
 		 "psb_periods=ffff",
 		 EMU_TSC_CTC_N, EMU_TSC_CTC_D, EMU_CBR);
 	char p[PATH_MAX];
-	if (find_in_path("qemu-x86_64", p, sizeof(p))) {
+	if (hwt_find_program("qemu-x86_64", p, sizeof(p))) {
 		snprintf(info->why, sizeof(info->why),
 			 "qemu-x86_64 not found in PATH (install it: apt install qemu-user)");
 		return HWT_ERR_NOT_PRESENT;
@@ -235,7 +247,7 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 static int resolve_program(char *const argv[], char ***out, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
-	if (!argv[0] || find_in_path(argv[0], path, sizeof(path))) {
+	if (!argv[0] || hwt_find_program(argv[0], path, sizeof(path))) {
 		snprintf(err, errlen, "%.300s: command not found", argv[0] ? argv[0] : "(none)");
 		return HWT_ERR_INVALID;
 	}
@@ -311,7 +323,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	char qemu[PATH_MAX], plugin[PATH_MAX];
 	if (!p)
 		return HWT_ERR_INVALID;
-	if (find_in_path(cfg->qemu_path ? cfg->qemu_path : "qemu-x86_64", qemu, sizeof(qemu))) {
+	if (hwt_find_program(cfg->qemu_path ? cfg->qemu_path : "qemu-x86_64", qemu, sizeof(qemu))) {
 		hwt_session_set_err(s, "qemu-x86_64 not found (install it: apt install qemu-user)");
 		return HWT_ERR_NOT_PRESENT;
 	}
@@ -362,12 +374,8 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		return HWT_ERR_IO;
 	}
 	uint64_t c = p->config;
-	uint64_t aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
-	uint64_t data = cfg->data_bytes ? cfg->data_bytes : 512 << 10;
-	if (aux < 4096)
-		aux = 4096;
-	if (data < 4096)
-		data = 4096;
+	uint64_t aux, data;
+	ring_sizes(cfg, &aux, &data);
 	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(kfilter) +
 		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + 512;
 	char *parg = malloc(alen);
@@ -443,12 +451,8 @@ static void new_stream(struct hwt_session *s, struct emu_priv *p, const char *li
 		return;
 	const char *path = line + used;
 	const struct hwt_session_config *cfg = hwt_session_config(s);
-	uint64_t aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
-	uint64_t data = cfg->data_bytes ? cfg->data_bytes : 512 << 10;
-	if (aux < 4096)
-		aux = 4096;
-	if (data < 4096)
-		data = 4096;
+	uint64_t aux, data;
+	ring_sizes(cfg, &aux, &data);
 	size_t len = 4096 + data + aux;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -571,16 +575,7 @@ static int auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
 	priv[HWT_IPT_TSC_CTC_D] = EMU_TSC_CTC_D;
 	priv[HWT_IPT_CYC_BIT] = CFG_CYC;
 	priv[HWT_IPT_MAX_NONTURBO_RATIO] = EMU_CBR;
-	const char *f = hwt_session_config(s)->filter;
-	size_t flen = f ? strlen(f) : 0;
-	size_t words = flen ? (flen + 1 + 7) / 8 : 0;
-	if (flen && HWT_IPT_FILTER_STR_LEN + 1 + words <= max) {
-		priv[HWT_IPT_FILTER_STR_LEN] = flen;
-		memset(&priv[HWT_IPT_FILTER_STR_LEN + 1], 0, words * 8);
-		memcpy(&priv[HWT_IPT_FILTER_STR_LEN + 1], f, flen);
-		return (int)(HWT_IPT_FILTER_STR_LEN + 1 + words);
-	}
-	return HWT_IPT_FILTER_STR_LEN + 1;
+	return hwt_ipt_priv_filter(priv, max, hwt_session_config(s)->filter);
 }
 
 static void emu_close(struct hwt_session *s)

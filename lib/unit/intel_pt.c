@@ -15,6 +15,7 @@
 #include "unit/unit_int.h"
 
 static const struct hwt_hw_desc desc = {
+    .unit = "intel_pt",
     .name = "intel_pt",
     .what = "Intel PT",
     .default_terms = "pt,branch,tsc,mtc,mtc_period=3,psb_period=3",
@@ -50,6 +51,22 @@ static void tsc_ctc_ratio(uint64_t *n, uint64_t *d)
 #endif
 }
 
+int hwt_ipt_priv_filter(uint64_t *priv, size_t max, const char *f)
+{
+	/* the --filter text (length without the NUL, as perf), then the
+	 * string NUL-terminated and zero-padded to 8 */
+	size_t flen = f ? strlen(f) : 0;
+	size_t words = flen ? (flen + 1 + 7) / 8 : 0;
+	if (flen && HWT_IPT_FILTER_STR_LEN + 1 + words <= max) {
+		priv[HWT_IPT_FILTER_STR_LEN] = flen;
+		memset(&priv[HWT_IPT_FILTER_STR_LEN + 1], 0, words * 8);
+		memcpy(&priv[HWT_IPT_FILTER_STR_LEN + 1], f, flen);
+		return (int)(HWT_IPT_FILTER_STR_LEN + 1 + words);
+	}
+	priv[HWT_IPT_FILTER_STR_LEN] = 0;
+	return HWT_IPT_FILTER_STR_LEN + 1;
+}
+
 static int auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
 {
 	const struct hwt_pmu *pmu = hwt_hw_pmu(s);
@@ -80,19 +97,7 @@ static int auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
 	uint64_t ratio = 0;
 	(void)hwt_pmu_get_cap(pmu, "max_nonturbo_ratio", &ratio);
 	priv[HWT_IPT_MAX_NONTURBO_RATIO] = ratio;
-	/* the --filter text (length without the NUL, as perf), then the
-	 * string NUL-terminated and zero-padded to 8 */
-	const char *f = hwt_session_config(s)->filter;
-	size_t flen = f ? strlen(f) : 0;
-	size_t words = flen ? (flen + 1 + 7) / 8 : 0;
-	if (flen && HWT_IPT_FILTER_STR_LEN + 1 + words <= max) {
-		priv[HWT_IPT_FILTER_STR_LEN] = flen;
-		memset(&priv[HWT_IPT_FILTER_STR_LEN + 1], 0, words * 8);
-		memcpy(&priv[HWT_IPT_FILTER_STR_LEN + 1], f, flen);
-		return (int)(HWT_IPT_FILTER_STR_LEN + 1 + words);
-	}
-	priv[HWT_IPT_FILTER_STR_LEN] = 0;
-	return HWT_IPT_FILTER_STR_LEN + 1;
+	return hwt_ipt_priv_filter(priv, max, hwt_session_config(s)->filter);
 }
 
 const struct hwt_unit_ops hwt_unit_intel_pt = {

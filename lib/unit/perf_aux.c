@@ -185,7 +185,7 @@ int hwt_hw_probe(const struct hwt_hw_desc *d, struct hwt_unit_info *info)
 	char why[200];
 	const char *root = hwt_sysfs_root();
 	memset(info, 0, sizeof(*info));
-	snprintf(info->name, sizeof(info->name), "%s", d->name);
+	snprintf(info->name, sizeof(info->name), "%s", d->unit);
 	int r = hwt_pmu_read(root, d->name, &pmu, why, sizeof(why));
 	if (r == HWT_ERR_NOT_PRESENT) {
 		snprintf(info->why, sizeof(info->why),
@@ -307,10 +307,10 @@ const struct hwt_pmu *hwt_hw_pmu(struct hwt_session *s)
 	return p ? &p->pmu : NULL;
 }
 
-int hwt_hw_open(struct hwt_session *s, pid_t tid, int cpu)
+int hwt_perf_open_stream(struct hwt_session *s, const char *what, pid_t tid, int cpu, int aux,
+			 struct hwt_stream **out)
 {
 	const struct hwt_session_config *cfg = hwt_session_config(s);
-	struct hw_priv *p = hwt_session_unit_priv(s);
 	struct hwt_stream *st = hwt_session_add_stream(s);
 	char err[512];
 	if (!st)
@@ -320,21 +320,30 @@ int hwt_hw_open(struct hwt_session *s, pid_t tid, int cpu)
 	st->fd = hwt_perf_open(hwt_session_attr(s), tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (st->fd < 0) {
 		int e = errno;
-		hwt_perf_explain(e, p->d->name, hwt_session_attr(s), tid, cpu, err, sizeof(err));
+		hwt_perf_explain(e, what, hwt_session_attr(s), tid, cpu, err, sizeof(err));
 		hwt_session_set_err(s, "%s", err);
-		return e == EBUSY		     ? HWT_ERR_BUSY
+		return aux && e == EBUSY	     ? HWT_ERR_BUSY
 		       : (e == EACCES || e == EPERM) ? HWT_ERR_PERM
 						     : HWT_ERR_IO;
 	}
-	int r = hwt_perf_map(st, cfg->data_bytes, cfg->aux_bytes, cfg->snapshot, err, sizeof(err));
+	int r = hwt_perf_map(st, cfg->data_bytes, aux ? cfg->aux_bytes : 0, aux ? cfg->snapshot : 0,
+			     err, sizeof(err));
 	if (r) {
-		hwt_session_set_err(s, "%s: %s", p->d->name, err);
+		hwt_session_set_err(s, "%s: %s", what, err);
 		return r;
 	}
 	__u64 id = 0;
 	if (ioctl(st->fd, PERF_EVENT_IOC_ID, &id) == 0)
 		st->id = id;
+	*out = st;
 	return 0;
+}
+
+int hwt_hw_open(struct hwt_session *s, pid_t tid, int cpu)
+{
+	struct hw_priv *p = hwt_session_unit_priv(s);
+	struct hwt_stream *st;
+	return hwt_perf_open_stream(s, p->d->name, tid, cpu, 1, &st);
 }
 
 int hwt_hw_enable(struct hwt_session *s)

@@ -10,12 +10,18 @@
 
 #include "hwt/unit.h"
 
-/* The backends' ops tables (registry.c lists them). */
+/* The backends' ops tables (registry.c lists them; intel_bts, arm_spe and
+ * cs_etm are descriptors in aux_units.c). */
 extern const struct hwt_unit_ops hwt_unit_intel_pt;
 extern const struct hwt_unit_ops hwt_unit_intel_bts;
 extern const struct hwt_unit_ops hwt_unit_arm_spe;
 extern const struct hwt_unit_ops hwt_unit_cs_etm;
 extern const struct hwt_unit_ops hwt_unit_dummy;
+
+/* Find a program like execvp (a name with '/' as is, else along $PATH,
+ * /usr/local/bin:/usr/bin:/bin without it): 0 with its path in out, or -1.
+ * emu_pt.c; also used by `hwt record` (tools/cmd_record.c). */
+int hwt_find_program(const char *name, char *out, size_t outlen);
 
 /* A one-line error for the session (what failed, on what, what to do). */
 void hwt_session_set_err(struct hwt_session *s, const char *fmt, ...)
@@ -36,9 +42,16 @@ int hwt_perf_paranoid(void);
 int hwt_perf_map(struct hwt_stream *st, uint64_t data_bytes, uint64_t aux_bytes, int overwrite,
 		 char *err, size_t errlen);
 void hwt_perf_unmap(struct hwt_stream *st);
+/* Add a stream for (tid, cpu) to s, open the session's attr on it and map
+ * it: the data ring and, if aux (a trace unit), the AUX ring of the
+ * session's size and mode.  0 and *out, or a negative error with the
+ * session's message set (what: the unit, for messages). */
+int hwt_perf_open_stream(struct hwt_session *s, const char *what, pid_t tid, int cpu, int aux,
+			 struct hwt_stream **out);
 
 /* The generic sysfs-described AUX unit. */
 struct hwt_hw_desc {
+	const char *unit;	   /* unit (event) name: "intel_pt", "arm_spe", ... */
 	const char *name;	   /* PMU name in sysfs */
 	const char *what;	   /* "Intel PT", "Arm SPE", ... for messages */
 	const char *default_terms; /* applied when the PMU has the term */
@@ -52,5 +65,10 @@ int hwt_hw_disable(struct hwt_session *s);
 void hwt_hw_close(struct hwt_session *s);
 /* The PMU read at configure time (NULL for dummy / emulated). */
 const struct hwt_pmu *hwt_hw_pmu(struct hwt_session *s);
+
+/* AUXTRACE_INFO for Intel PT (intel_pt.c, also the emulated unit): put the
+ * --filter text f (may be NULL) at HWT_IPT_FILTER_STR_LEN of priv (max
+ * words, at least HWT_IPT_FILTER_STR_LEN + 1); returns the words used. */
+int hwt_ipt_priv_filter(uint64_t *priv, size_t max, const char *f);
 
 #endif

@@ -11,15 +11,8 @@
 # periods, a signal handler + forked subshell (bash), threads (zstd), an
 # address filter.  More programs go through hwt record in emu_record.sh.
 set -u
-cd "$(dirname "$0")/../.."
-B=${HWT_BUILD:-build}
+. "$(dirname "$0")/lib.bash"
 PLUGIN=$(realpath -m "$B/hwt-pt-plugin.so")
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
 
 QEMU=$(command -v qemu-x86_64)
 if [ -z "$QEMU" ]; then

@@ -12,15 +12,8 @@
 # snapshot mode, an address filter on one libc function (only its
 # branches appear).
 set -u
-cd "$(dirname "$0")/../.."
-B=${HWT_BUILD:-build}
+. "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
 
 if ! command -v qemu-x86_64 >/dev/null; then
 	skip emu_record "qemu-x86_64 not installed (apt install qemu-user)"

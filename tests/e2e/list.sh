@@ -7,14 +7,8 @@
 #   list_fake_pt   with HWT_SYSFS_ROOT describing an intel_pt PMU: present,
 #                  its type and nr_addr_filters, its formats and caps
 set -u
-cd "$(dirname "$0")/../.."
-B=${HWT_BUILD:-build}
+. "$(dirname "$0")/lib.bash"
 HWT=$PWD/$B/hwt
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
 
 out=$("$HWT" list 2>&1)
 rc=$?

@@ -16,15 +16,8 @@
 #   info_hwt_pt          hwt info on the intel_pt file: mode, thread, bytes
 #   info_errors          missing / truncated / garbage file: exit 2 + message
 set -u
-cd "$(dirname "$0")/../.."
-B=${HWT_BUILD:-build}
+. "$(dirname "$0")/lib.bash"
 HWT=$B/hwt
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
 
 if ! command -v perf >/dev/null; then
 	for t in sideband_mmap_task intel_pt_branches info_perf_dummy; do skip $t "no perf"; done

@@ -19,15 +19,8 @@
 #   cpu_mode          -a (root) records context switches, or without the
 #                     privilege fails with a message naming perf_event_paranoid
 set -u
-cd "$(dirname "$0")/../.."
-B=${HWT_BUILD:-build}
+. "$(dirname "$0")/lib.bash"
 HWT=$PWD/$B/hwt
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
 
 if ! command -v perf >/dev/null; then
 	skip record_dummy "no perf"

@@ -14,16 +14,9 @@
 #   bad_terms       an unknown term: exit 2 naming the term and the known ones
 #   non_x86_elf     an AArch64 ELF under intel_pt: exit 2 before it runs
 set -u
-cd "$(dirname "$0")/../.."
-B=${HWT_BUILD:-build}
+. "$(dirname "$0")/lib.bash"
 HWT=$PWD/$B/hwt
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 SYS=/sys/bus/event_source/devices
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
 
 for u in intel_pt intel_bts arm_spe cs_etm; do
 	pmu=$u

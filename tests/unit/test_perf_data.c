@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "t.h"
+#include "t_util.h"
 #include "hwt/perf_data.h"
 
 static char tmpdir[] = "/tmp/hwt-test-perf-XXXXXX";
@@ -22,24 +23,6 @@ static char tmpdir[] = "/tmp/hwt-test-perf-XXXXXX";
 static void path_of(char *out, size_t n, const char *name)
 {
 	snprintf(out, n, "%s/%s", tmpdir, name);
-}
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long sz = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc(sz > 0 ? (size_t)sz : 1);
-	if (p && fread(p, 1, (size_t)sz, f) != (size_t)sz) {
-		free(p);
-		p = NULL;
-	}
-	fclose(f);
-	*n = (size_t)sz;
-	return p;
 }
 
 static void attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config, uint64_t st)
@@ -449,7 +432,7 @@ static void t_truncated(void)
 	char path[256];
 	path_of(path, sizeof(path), "ref.data");
 	size_t n;
-	uint8_t *full = slurp(path, &n);
+	uint8_t *full = t_slurp(path, &n);
 	CHECK(full != NULL);
 	if (!full)
 		return;
@@ -478,7 +461,7 @@ static void t_bitflip(void)
 	char path[256];
 	path_of(path, sizeof(path), "ref.data");
 	size_t n;
-	uint8_t *full = slurp(path, &n);
+	uint8_t *full = t_slurp(path, &n);
 	CHECK(full != NULL);
 	if (!full)
 		return;

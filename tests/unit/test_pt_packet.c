@@ -16,6 +16,7 @@
 #include "hwt/pt_config.h"
 #include "hwt/pt_packet.h"
 #include "t.h"
+#include "t_util.h"
 
 #define P(...) ((const uint8_t[]){__VA_ARGS__}), sizeof((const uint8_t[]){__VA_ARGS__})
 
@@ -445,25 +446,6 @@ static const char *corpus(void)
 	return c && *c ? c : "../shared/corpus/libipt-ptt";
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0;
-	uint8_t *buf = malloc(cap);
-	for (size_t r; buf && (r = fread(buf + n, 1, cap - n, f)) > 0;) {
-		n += r;
-		if (n == cap)
-			buf = realloc(buf, cap *= 2);
-	}
-	fclose(f);
-	if (buf)
-		buf[n < cap ? n : cap - 1] = 0;
-	*len = n;
-	return buf;
-}
-
 static char *fmt_payload(char *o, const struct hwt_pt_packet *p)
 {
 	const __typeof__(p->u) *u = &p->u;
@@ -584,9 +566,9 @@ static void dump_compare(const char *test, int flags, const struct hwt_pt_errata
 	char path[1024], line[512];
 	size_t len, elen;
 	snprintf(path, sizeof(path), "%s/%s/%s.pt", corpus(), test, test);
-	uint8_t *pt = slurp(path, &len);
+	uint8_t *pt = t_slurp(path, &len);
 	snprintf(path, sizeof(path), "%s/%s/%s-ptdump.exp", corpus(), test, test);
-	char *exp = (char *)slurp(path, &elen);
+	char *exp = (char *)t_slurp(path, &elen);
 	CHECKF(pt && exp, "cannot read %s", path);
 	if (!pt || !exp) {
 		free(pt), free(exp);
@@ -695,7 +677,7 @@ static void t_cpu_errata_corpus(void)
 	char path[1024];
 	size_t len;
 	snprintf(path, sizeof(path), "%s/index.tsv", corpus());
-	char *idx = (char *)slurp(path, &len);
+	char *idx = (char *)t_slurp(path, &len);
 	CHECKF(idx != NULL, "cannot read %s", path);
 	if (!idx)
 		return;

@@ -17,23 +17,7 @@
 
 #include <intel-pt.h>
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
+#include "../../unit/t_util.h"
 
 int main(int argc, char **argv)
 {
@@ -42,7 +26,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	size_t len;
-	uint8_t *buf = slurp(argv[1], &len);
+	uint8_t *buf = t_slurp(argv[1], &len);
 	if (!buf || !len) {
 		fprintf(stderr, "emu_check: cannot read %s\n", argv[1]);
 		return 2;
