@@ -17,6 +17,15 @@
  * HWT_PTS_EVENT_PENDING is set the caller must call event() until it is
  * clear before calling next() again.
  *
+ * HWT_PTS_EOS comes as soon as the trace is used up (no packets, no TNT
+ * bits, no events left), like libipt's pts_eos.  A caller that wants the
+ * whole flow up to the end of the trace (e.g. to join regions decoded
+ * separately) may call next() on: it returns the instructions that need
+ * no trace (sequential code, direct jumps and calls) and then the first
+ * one that does (a conditional or indirect branch, a return, a far
+ * transfer), filled in, with HWT_ERR_EOS; after a disable, HWT_ERR_EOS
+ * at once.  At most 65536 instructions come after the end.
+ *
  * Lifecycle: *_alloc(config, ...) -> sync_forward -> next/event ... ->
  * *_free.  The config's trace buffer and the image must outlive the
  * decoder.  Decoders hold no global state; memory does not grow with the

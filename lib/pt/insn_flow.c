@@ -19,6 +19,9 @@
 #include "hwt/x86.h"
 #include "insn_int.h"
 
+/* At most this many instructions after the end of the trace. */
+#define FLOW_EOS_MAX_INSN 65536u
+
 int flow_init(struct flow *f, const struct hwt_pt_config *cfg, const struct hwt_image *img,
 	      const struct hwt_pt_flow_options *opt)
 {
@@ -53,6 +56,7 @@ int flow_sync_forward(struct flow *f)
 	if (st < 0)
 		return st;
 	f->synced = 1;
+	f->eos_insns = 0;
 	f->was_disabled = 0;
 	f->postponed = 0;
 	f->speculative = 0;
@@ -526,6 +530,26 @@ int flow_event(struct flow *f, struct hwt_pt_event *ev)
 	return st;
 }
 
+/* Is the FUP ahead (if any) due at instruction xi? */
+static int fup_due(const struct flow *f, const struct hwt_x86_insn *xi)
+{
+	const struct hwt_pt_query *q = f->q;
+	struct hwt_pt_last_ip lip = q->lip;
+	uint64_t ip;
+	if (!q->la_valid || q->la.type != HWT_PKT_FUP || !q->nwait)
+		return 1;
+	for (int i = 0; i < q->nwait; i++)
+		if (f->errata.bdm64 && q->wait[i].type == HWT_EV_TSX && q->wait[i].u.tsx.aborted)
+			return 1; /* BDM64: the abort may bind before its ip */
+	if (xi->iclass != HWT_INSN_OTHER && xi->iclass != HWT_INSN_PTWRITE &&
+	    xi->iclass != HWT_INSN_JMP && xi->iclass != HWT_INSN_CALL)
+		return 1;
+	if (hwt_pt_last_ip_update(&lip, q->la.u.ip.ipc, q->la.u.ip.ip) ||
+	    hwt_pt_last_ip_query(&lip, &ip))
+		return 1;
+	return ip == f->ip;
+}
+
 int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *truncated)
 {
 	int err, st;
@@ -557,16 +581,24 @@ int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *trun
 		if (f->q->err)
 			return f->q->err;
 		if (f->q->eos)
-			return HWT_PTS_EOS | HWT_PTS_IP_SUPPRESSED;
+			return HWT_ERR_EOS; /* disabled at the end: nothing more */
 		return HWT_ERR_NO_ENABLE;
 	}
-	if (!ev && !f->q->nwait && !f->q->fup_pending && f->q->eos && !qry_tnt_cached(f->q))
-		return HWT_PTS_EOS;
+	/* At the end of the trace (HWT_PTS_EOS was reported) the flow goes
+	 * on through instructions that need no trace; the first one that
+	 * does is returned with HWT_ERR_EOS.  A bound keeps a loop of direct
+	 * jumps from running forever. */
+	if (!ev && !f->q->nwait && !f->q->fup_pending && f->q->eos && !qry_tnt_cached(f->q) &&
+	    ++f->eos_insns > FLOW_EOS_MAX_INSN)
+		return HWT_ERR_EOS;
 	err = flow_decode(f, xi, truncated);
 	if (err < 0)
 		return err;
-	/* now take what the trace says about this instruction */
-	qry_fetch(f->q);
+	/* now take what the trace says about this instruction: a FUP that
+	 * gives waiting events their ip is read when the flow reaches that
+	 * ip, or before the next branch answer (which comes after it) */
+	if (fup_due(f, xi))
+		qry_fetch(f->q);
 	ev = head(f);
 	if (ev && flow_event_applies(f, ev))
 		return flow_status(f);

@@ -47,8 +47,9 @@ struct flow {
 
 	int synced;
 	int resyncing;
-	int was_disabled; /* a disable event since the sync (for 'resumed') */
-	int err_deferred; /* the last error came from reading ahead */
+	int was_disabled;   /* a disable event since the sync (for 'resumed') */
+	int err_deferred;   /* the last error came from reading ahead */
+	uint32_t eos_insns; /* instructions decoded after the end of the trace */
 
 	struct icache_entry *icache;
 };

@@ -10,7 +10,8 @@
  *    OVF) wait in a small list until the FUP or TIP that gives it; a FUP
  *    with nothing waiting starts an asynchronous branch that the next TIP
  *    (interrupt) or TIP.PGD (async disable) completes.
- *  - A PSB+ is read as a whole; its FUP/MODE packets become status-update
+ *  - A PSB+ is read as a whole, once the cached TNT bits are used up (they
+ *    answer branches before it); its FUP/MODE packets become status-update
  *    events.  CFE/EVD packets (event trace) become events of their own.
  *  - Errors met while reading ahead are kept and returned by the next call
  *    (after any events that were ready before them).
@@ -722,6 +723,8 @@ int qry_read_ahead(struct hwt_pt_query *q)
 			break;
 		case HWT_PKT_PSB: {
 			uint64_t ip;
+			if (q->tnt_n)
+				return 0; /* the cached TNT bits come first */
 			err = read_psb(q, 0, &ip);
 			if (err && err != HWT_ERR_IP_SUPPRESSED && err != HWT_ERR_NOIP) {
 				q->err = err;

@@ -6,6 +6,12 @@
  * drain events, next, ...) and the executed instruction sequences
  * (ip, size, class) must be equal.  Also checks the block decoder yields
  * the same instructions.  One PASS/FAIL/SKIP line per corpus test.
+ *
+ * Also synthetic streams made with the packet encoder over a small
+ * hand-assembled loop (a conditional branch, a call, a return, a backward
+ * conditional branch) in a memory image: TNT bits right before the end of
+ * the buffer and right before a PSB+, with and without return
+ * compression, TNT-8 and TNT-64; both decoders against libipt.
  */
 #include <intel-pt.h>
 #include <stdio.h>
@@ -14,6 +20,7 @@
 
 #include "hwt/image.h"
 #include "hwt/pt_flow.h"
+#include "hwt/pt_packet.h"
 #include "t.h"
 
 #define MAXI 200000
@@ -115,9 +122,31 @@ static uint8_t *read_all(const char *path, size_t *n)
 	return d;
 }
 
-/* Returns 0, or -1 if libipt met an error. */
+/* A code image in memory (the synthetic tests). */
+struct mem_image {
+	const uint8_t *code;
+	size_t size;
+	uint64_t org;
+};
+
+static int ipt_read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip,
+			void *ctx)
+{
+	const struct mem_image *m = ctx;
+	(void)asid;
+	if (ip < m->org || ip >= m->org + m->size)
+		return -pte_nomap;
+	size_t n = (size_t)(m->org + m->size - ip);
+	if (n > size)
+		n = size;
+	memcpy(buf, m->code + (ip - m->org), n);
+	return (int)n;
+}
+
+/* Returns 0, or -1 if libipt met an error.  The image: bin at org, or mem
+ * if not NULL. */
 static int run_libipt(uint8_t *pt, size_t ptn, const char *bin, size_t binsize, uint64_t org,
-		      struct seq *s)
+		      const struct mem_image *mem, int past_eos, struct seq *s)
 {
 	struct pt_config cfg;
 	pt_config_init(&cfg);
@@ -127,7 +156,10 @@ static int run_libipt(uint8_t *pt, size_t ptn, const char *bin, size_t binsize, 
 	if (!d)
 		return -1;
 	int bad = 0;
-	if (binsize && pt_image_add_file(pt_insn_get_image(d), bin, 0, binsize, NULL, org) < 0)
+	if (mem && pt_image_set_callback(pt_insn_get_image(d), ipt_read_mem, (void *)mem) < 0)
+		bad = 1;
+	if (!mem && binsize &&
+	    pt_image_add_file(pt_insn_get_image(d), bin, 0, binsize, NULL, org) < 0)
 		bad = 1;
 	for (;;) {
 		int st = pt_insn_sync_forward(d);
@@ -141,7 +173,7 @@ static int run_libipt(uint8_t *pt, size_t ptn, const char *bin, size_t binsize, 
 				struct pt_event ev;
 				st = pt_insn_event(d, &ev, sizeof(ev));
 			}
-			if (st < 0 || (st & pts_eos))
+			if (st < 0 || (!past_eos && (st & pts_eos)))
 				break;
 			struct pt_insn in;
 			memset(&in, 0, sizeof(in));
@@ -161,7 +193,9 @@ static int run_libipt(uint8_t *pt, size_t ptn, const char *bin, size_t binsize, 
 	return bad ? -1 : 0;
 }
 
-static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org, int block, struct seq *s)
+/* past_eos: go on calling next() after HWT_PTS_EOS until HWT_ERR_EOS. */
+static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org,
+		   const struct mem_image *mem, int block, int past_eos, struct seq *s)
 {
 	struct hwt_pt_config cfg;
 	hwt_pt_config_init(&cfg);
@@ -170,7 +204,10 @@ static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org, int b
 	struct hwt_image *img = hwt_image_alloc();
 	if (!img)
 		return -1;
-	hwt_image_add_file(img, bin, 0, HWT_IMAGE_TO_END, org);
+	if (mem)
+		hwt_image_add_mem(img, mem->code, mem->size, mem->org);
+	else
+		hwt_image_add_file(img, bin, 0, HWT_IMAGE_TO_END, org);
 	struct hwt_pt_insn_decoder *di = block ? NULL : hwt_pt_insn_alloc(&cfg, img, NULL);
 	struct hwt_pt_block_decoder *db = block ? hwt_pt_block_alloc(&cfg, img, NULL) : NULL;
 	int bad = 0;
@@ -191,21 +228,24 @@ static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org, int b
 				st = block ? hwt_pt_block_event(db, &ev)
 					   : hwt_pt_insn_event(di, &ev);
 			}
-			if (st < 0 || (st & HWT_PTS_EOS))
+			if (st < 0 || (!past_eos && (st & HWT_PTS_EOS)))
 				break;
+			int got = 0;
 			if (block) {
 				struct hwt_pt_block b;
 				st = hwt_pt_block_next(db, &b);
 				for (uint32_t i = 0; i < b.ninsn && !bad; i++)
 					bad = seq_add(s, b.ips[i], 0, 0xff);
+				got = b.ninsn != 0;
 			} else {
 				struct hwt_pt_insn in;
 				st = hwt_pt_insn_next(di, &in);
 				if (in.size)
 					bad = seq_add(s, in.ip, in.size, hwt_family(in.iclass));
+				got = in.size != 0;
 			}
-			if (st < 0)
-				break;
+			if (st < 0 || (past_eos && !got && (st & HWT_PTS_EOS)))
+				break; /* (the second: no progress past the end) */
 		}
 		if (st < 0 && st != HWT_ERR_EOS)
 			bad = 1;
@@ -237,6 +277,164 @@ static int compare(const struct seq *a, const struct seq *b, int sizes, char *wh
 	return 0;
 }
 
+/* ---- synthetic streams ---- */
+
+#define SYN_ORG 0x401000ull
+static const uint8_t syn_code[] = {
+    0x74, 0x01,			  /* +00: je +03 */
+    0x90,			  /* +02: nop */
+    0xe8, 0x04, 0x00, 0x00, 0x00, /* +03: call +0c */
+    0x75, 0xf6,			  /* +08: jne +00 */
+    0xeb, 0xfe,			  /* +0a: jmp +0a */
+    0x90,			  /* +0c: nop */
+    0xc3,			  /* +0d: ret */
+};
+
+struct syn {
+	uint8_t buf[2048];
+	size_t n;
+	uint64_t bits;
+	int nbits, maxbits; /* pending TNT bits; 6: TNT-8, 47: TNT-64 */
+	int err;
+};
+
+static void syn_put(struct syn *e, const struct hwt_pt_packet *p)
+{
+	int r = hwt_pt_pkt_encode(e->buf + e->n, sizeof(e->buf) - e->n, p);
+	if (r < 0)
+		e->err = r;
+	else
+		e->n += (size_t)r;
+}
+
+static void syn_flush_tnt(struct syn *e)
+{
+	struct hwt_pt_packet p;
+	if (!e->nbits)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = e->maxbits > 6 ? HWT_PKT_TNT64 : HWT_PKT_TNT8;
+	p.u.tnt.bits = (uint8_t)e->nbits;
+	p.u.tnt.payload = e->bits;
+	syn_put(e, &p);
+	e->nbits = 0;
+	e->bits = 0;
+}
+
+static void syn_bit(struct syn *e, int taken)
+{
+	e->bits = e->bits << 1 | (uint64_t)taken;
+	if (++e->nbits == e->maxbits)
+		syn_flush_tnt(e);
+}
+
+static void syn_ip(struct syn *e, int type, uint64_t ip)
+{
+	struct hwt_pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = (uint8_t)type;
+	p.u.ip.ipc = HWT_IPC_FULL;
+	p.u.ip.ip = ip;
+	syn_put(e, &p);
+}
+
+/* PSB+ (64-bit mode, FUP ip) after the pending TNT bits. */
+static void syn_psb(struct syn *e, uint64_t ip)
+{
+	struct hwt_pt_packet p;
+	syn_flush_tnt(e);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PKT_PSB;
+	syn_put(e, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PKT_MODE_EXEC;
+	p.u.mode_exec.csl = 1;
+	syn_put(e, &p);
+	syn_ip(e, HWT_PKT_FUP, ip);
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PKT_PSBEND;
+	syn_put(e, &p);
+}
+
+/* The trace of nans branch answers (je: bit k of pattern, ret: a TNT bit
+ * with return compression else a TIP, jne: taken), with a PSB+ after
+ * psb_at answers (-1: none) whose FUP is the next instruction. */
+static void syn_build(struct syn *e, int retcomp, int maxbits, int nans, int psb_at,
+		      unsigned pattern)
+{
+	memset(e, 0, sizeof(*e));
+	e->maxbits = maxbits;
+	syn_psb(e, SYN_ORG);
+	for (int k = 0; k < nans;) {
+		int step = k % 3;
+		uint64_t next = step == 0 ? SYN_ORG + 3 : step == 1 ? SYN_ORG + 8 : SYN_ORG;
+		if (step == 0)
+			syn_bit(e, (int)(pattern >> (k % 32)) & 1);
+		else if (step == 2 || retcomp)
+			syn_bit(e, 1);
+		else {
+			syn_flush_tnt(e);
+			syn_ip(e, HWT_PKT_TIP, SYN_ORG + 8);
+		}
+		if (++k == psb_at)
+			syn_psb(e, next);
+	}
+	syn_flush_tnt(e);
+}
+
+static void t_synthetic(struct seq *ref, struct seq *got)
+{
+	static const int maxbits[2] = {6, 47};
+	const struct mem_image mem = {syn_code, sizeof(syn_code), SYN_ORG};
+	struct syn e;
+	char name[96], why[256];
+	for (int rc = 0; rc < 2; rc++)
+		for (int tb = 0; tb < 4; tb++) {
+			int past = tb >= 2; /* decode on after the end of the trace */
+			snprintf(name, sizeof(name), "synthetic-tnt%d-%sretcomp-eob-psb%s",
+				 tb & 1 ? 64 : 8, rc ? "" : "no", past ? "-past-eos" : "");
+			t_begin(name);
+			int cases = 0;
+			for (int nans = 1; nans <= 40 && !t_case_failed; nans++)
+				for (int psb_at = -1; psb_at < nans && !t_case_failed; psb_at++) {
+					if (psb_at == 0)
+						continue;
+					syn_build(&e, rc, maxbits[tb & 1], nans, psb_at,
+						  0x9a3c5e71u);
+					CHECK(e.err == 0);
+					ref->n = got->n = 0;
+					const char *where = psb_at < 0 ? "end of buffer" : "psb";
+					if (run_libipt(e.buf, e.n, NULL, 0, 0, &mem, past, ref) <
+					    0) {
+						t_fail(__FILE__, __LINE__,
+						       "libipt: error (%d answers, %s after %d)",
+						       nans, where, psb_at);
+						break;
+					}
+					for (int block = 0; block < 2 && !t_case_failed; block++) {
+						got->n = 0;
+						if (run_hwt(e.buf, e.n, NULL, 0, &mem, block, past,
+							    got) < 0)
+							t_fail(__FILE__, __LINE__,
+							       "hwt %s decoder: error (%d answers, "
+							       "%s after %d)",
+							       block ? "block" : "insn", nans,
+							       where, psb_at);
+						else if (compare(got, ref, !block, why,
+								 sizeof(why)))
+							t_fail(__FILE__, __LINE__,
+							       "%s decoder, %d answers, %s after "
+							       "%d: %s",
+							       block ? "block" : "insn", nans,
+							       where, psb_at, why);
+					}
+					cases++;
+				}
+			CHECKF(t_case_failed || cases > 500, "only %d streams", cases);
+			t_end();
+		}
+}
+
 int main(void)
 {
 	const char *corpus = getenv("CORPUS");
@@ -244,14 +442,17 @@ int main(void)
 	if (!corpus)
 		corpus = "../shared/corpus/libipt-ptt";
 	snprintf(path, sizeof(path), "%s/index.tsv", corpus);
-	FILE *idx = fopen(path, "r");
-	if (!idx) {
-		printf("SKIP libipt-crosscheck: no corpus at %s\n", corpus);
-		return 0;
-	}
 	struct seq ref, got;
 	seq_init(&ref);
 	seq_init(&got);
+	t_synthetic(&ref, &got);
+	FILE *idx = fopen(path, "r");
+	if (!idx) {
+		printf("SKIP libipt-crosscheck: no corpus at %s\n", corpus);
+		seq_fini(&ref);
+		seq_fini(&got);
+		return t_done();
+	}
 	int compared = 0;
 	while (fgets(line, sizeof(line), idx)) {
 		char *f[8] = {0};
@@ -277,19 +478,19 @@ int main(void)
 		uint8_t *bin = read_all(binp, &binn);
 		free(bin);
 		ref.n = got.n = 0;
-		if (!pt || run_libipt(pt, ptn, binp, binn, org, &ref) < 0 || !ref.n) {
+		if (!pt || run_libipt(pt, ptn, binp, binn, org, NULL, 0, &ref) < 0 || !ref.n) {
 			printf("SKIP %s: libipt 2.0.5 does not decode it cleanly\n", cname);
 			free(pt);
 			continue;
 		}
 		char why[256] = "";
 		t_begin(cname);
-		if (run_hwt(pt, ptn, binp, org, 0, &got) < 0)
+		if (run_hwt(pt, ptn, binp, org, NULL, 0, 0, &got) < 0)
 			t_fail(__FILE__, __LINE__, "hwt insn decoder reported an error");
 		else if (compare(&got, &ref, 1, why, sizeof(why)))
 			t_fail(__FILE__, __LINE__, "insn decoder: %s", why);
 		got.n = 0;
-		if (run_hwt(pt, ptn, binp, org, 1, &got) < 0)
+		if (run_hwt(pt, ptn, binp, org, NULL, 1, 0, &got) < 0)
 			t_fail(__FILE__, __LINE__, "hwt block decoder reported an error");
 		else if (compare(&got, &ref, 0, why, sizeof(why)))
 			t_fail(__FILE__, __LINE__, "block decoder: %s", why);
