@@ -13,7 +13,13 @@
  * run on past the PSB's IP until it needs a packet; what it decodes from
  * the PSB's FUP IP on is held back and dropped, since the next region
  * starts there.  Taken branches are derived from consecutive instructions
- * (plus asynchronous branch events); every decoder error is reported as a
+ * (plus asynchronous branch events): with the block decoder when the
+ * consumer wants neither instructions nor time (a block's addresses plus
+ * a per-address instruction-size cache tell taken conditional branches
+ * apart; the other branches end blocks), else with the instruction
+ * decoder (time is read after every instruction).  A new decoder per
+ * region costs little (its instruction cache refills in well under 1% of
+ * the run).  Every decoder error is reported as a
  * gap with its offset in the AUX stream and decoding resumes at the next
  * PSB.  Limits: no vdso code unless the recording maps it from a file; the
  * per-CPU thread attribution is by switch records in file order.
@@ -177,9 +183,18 @@ struct engine {
 	struct sp_thread *th;
 	const struct hwt_image *img;
 	struct hwt_pt_insn_decoder *d;
+	struct hwt_pt_block_decoder *bd; /* instead of d when nobody wants
+					  * instructions or time */
 	int have_prev;
-	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size */
-	int prev_class;
+	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size
+				     * (prev_end 0: ask the size cache) */
+	int prev_class, prev_mode;
+	/* block mode: instruction sizes by ip, for the image szc_img of
+	 * process szc_proc at generation szc_gen */
+	struct szc_ent *szc;
+	const struct hwt_image *szc_img;
+	const struct hwt_process *szc_proc;
+	uint64_t szc_gen;
 	int holding;	  /* non-final region with a stop ip */
 	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
 	struct pending *pend;
@@ -216,6 +231,8 @@ static void proc_replace(struct engine *e, uint32_t pid, struct hwt_process *np)
 {
 	for (size_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].pid == pid) {
+			if (e->szc_proc == e->procs[i].p)
+				e->szc_proc = NULL; /* the size cache is stale */
 			hwt_process_free(e->procs[i].p);
 			e->procs[i].p = np;
 			return;
@@ -326,6 +343,47 @@ static int psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
 	return -1;
 }
 
+/* ---------------- instruction sizes (block mode) ---------------- */
+/* The block decoder gives the addresses of a block's instructions, not
+ * their sizes; a taken conditional branch inside a block shows as a jump
+ * in the addresses unless its target is within 15 bytes, where only the
+ * size tells.  Sizes are decoded once per address (a miss: an image read
+ * and an x86 decode) and kept in a direct-mapped table. */
+#define SZC_SIZE 8192
+
+struct szc_ent {
+	uint64_t ip1; /* ip + 1 (0: empty) */
+	uint8_t size; /* 0: unknown */
+};
+
+static unsigned insn_size(struct engine *e, uint64_t ip, int mode)
+{
+	struct szc_ent *s = &e->szc[(ip ^ (ip >> 13)) & (SZC_SIZE - 1)];
+	if (s->ip1 == ip + 1)
+		return s->size;
+	uint8_t buf[15];
+	struct hwt_x86_insn xi;
+	unsigned size = 0;
+	int n = hwt_image_read(e->img, ip, buf, sizeof(buf));
+	if (n > 0 && !hwt_x86_decode(buf, (size_t)n, ip, mode ? mode : 64, &xi))
+		size = xi.size;
+	s->ip1 = ip + 1;
+	s->size = (uint8_t)size;
+	return size;
+}
+
+/* Does the previous instruction fall through to ip? */
+static int falls_through(struct engine *e, uint64_t ip)
+{
+	if (e->prev_end)
+		return ip == e->prev_end;
+	uint64_t d = ip - e->prev_ip;
+	if (!d || d > 15)
+		return 0;
+	unsigned sz = insn_size(e, e->prev_ip, e->prev_mode);
+	return sz ? d == sz : 1;
+}
+
 /* ---------------- delivery ---------------- */
 /* Output goes straight to the consumer, or, in a region that ends at a
  * PSB, from each visit of that PSB's IP on into the pending list: flushed
@@ -424,6 +482,56 @@ static void on_insn(struct engine *e, const struct hwt_pt_insn *in, int have_tim
 	e->c->insn(e->c->arg, e->th, in, e->img, have_time, t);
 }
 
+/* One instruction of a block (the general case of on_block). */
+static void block_ip(struct engine *e, uint64_t ip, int cls, int mode)
+{
+	int at_stop = e->holding && ip == e->stop_ip && !e->pend_overflow;
+	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
+		int taken = e->prev_class == HWT_INSN_JCC || hwt_insn_is_far(e->prev_class)
+				? !falls_through(e, ip)
+				: 1;
+		if (taken) {
+			if (at_stop)
+				flush_pending(e);
+			emit_branch(e, e->prev_ip, ip, hwt_branch_kind_of(e->prev_class), 0, 0);
+		}
+	}
+	if (at_stop) {
+		flush_pending(e);
+		e->pend_active = 1;
+	}
+	e->prev_ip = ip;
+	e->prev_end = 0;
+	e->prev_mode = mode;
+	e->prev_class = cls;
+	e->have_prev = 1;
+}
+
+/* A block of n instructions: all but the last are not branches or are
+ * conditional branches (the block decoder ends blocks at every other
+ * branch: end_on_call and end_on_jump are set).  The common step, to the
+ * next instruction in sequence (the size cache says so), is done inline. */
+static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class)
+{
+	if (!n)
+		return;
+	const uint64_t *ips = b->ips;
+	uint64_t stop = e->holding && !e->pend_overflow ? e->stop_ip : 0;
+	block_ip(e, ips[0], n > 1 ? HWT_INSN_JCC : last_class, b->mode);
+	for (uint32_t i = 1; i < n; i++) {
+		uint64_t ip = ips[i], prev = ips[i - 1], d = ip - prev;
+		if (ip != stop && d - 1 < 15) {
+			const struct szc_ent *s = &e->szc[(prev ^ (prev >> 13)) & (SZC_SIZE - 1)];
+			if (s->ip1 == prev + 1 && s->size == d) {
+				e->prev_ip = ip; /* in sequence: no branch */
+				continue;
+			}
+		}
+		block_ip(e, ip, i + 1 < n ? HWT_INSN_JCC : last_class, b->mode);
+	}
+	e->prev_class = last_class;
+}
+
 static void thread_for_time(struct engine *e, int have_time, uint64_t t)
 {
 	struct queue *q = e->q;
@@ -447,14 +555,34 @@ static void thread_for_time(struct engine *e, int have_time, uint64_t t)
 	}
 }
 
+/* The decoder's verbs, block or instruction decoder. */
+static void d_offset(const struct engine *e, uint64_t *off)
+{
+	if (e->bd)
+		hwt_pt_block_offset(e->bd, off);
+	else
+		hwt_pt_insn_offset(e->d, off);
+}
+
+static int d_sync(struct engine *e)
+{
+	return e->bd ? hwt_pt_block_sync_forward(e->bd) : hwt_pt_insn_sync_forward(e->d);
+}
+
+static int d_event(struct engine *e, struct hwt_pt_event *ev)
+{
+	return e->bd ? hwt_pt_block_event(e->bd, ev) : hwt_pt_insn_event(e->d, ev);
+}
+
 static void gap(struct engine *e, uint64_t base, int err)
 {
 	uint64_t off = 0;
-	hwt_pt_insn_offset(e->d, &off);
+	d_offset(e, &off);
 	flush_pending(e);
 	e->gaps++;
 	if (e->c->gap)
-		e->c->gap(e->c->arg, e->th, base + off, hwt_pt_insn_ip(e->d), err);
+		e->c->gap(e->c->arg, e->th, base + off,
+			  e->bd ? hwt_pt_block_ip(e->bd) : hwt_pt_insn_ip(e->d), err);
 	e->have_prev = 0;
 }
 
@@ -513,8 +641,29 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	memset(&opt, 0, sizeof(opt));
 	opt.size = sizeof(opt);
 	opt.query.size = sizeof(opt.query);
-	e->d = hwt_pt_insn_alloc(&cfg, e->img, &opt);
-	if (!e->d) {
+	int want_time = e->c->want_time || q->per_cpu;
+	/* Branches only, no time: blocks (one decoder call per block); the
+	 * size cache belongs to the image of one process generation. */
+	int blk = !e->c->insn && !want_time;
+	if (blk && !e->szc) {
+		e->szc = calloc(SZC_SIZE, sizeof(*e->szc));
+		blk = e->szc != NULL;
+	}
+	if (blk &&
+	    (e->szc_img != e->img || e->szc_proc != p || e->szc_gen != hwt_process_generation(p))) {
+		memset(e->szc, 0, SZC_SIZE * sizeof(*e->szc));
+		e->szc_img = e->img;
+		e->szc_proc = p;
+		e->szc_gen = hwt_process_generation(p);
+	}
+	if (blk) {
+		opt.end_on_call = 1;
+		opt.end_on_jump = 1;
+		e->bd = hwt_pt_block_alloc(&cfg, e->img, &opt);
+	} else {
+		e->d = hwt_pt_insn_alloc(&cfg, e->img, &opt);
+	}
+	if (!e->d && !e->bd) {
 		cli_err(e->cmd, "cannot allocate a decoder (out of memory)");
 		return;
 	}
@@ -523,30 +672,29 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	e->pend_overflow = 0;
 	e->pend_active = 0;
 	e->holding = next_psb && !psb_fup_ip(next_psb, next_avail, &e->stop_ip);
-	int want_time = e->c->want_time || q->per_cpu;
 	uint64_t last_err_off = UINT64_MAX;
 	int same_err = 0;
-	int st = hwt_pt_insn_sync_forward(e->d);
+	int st = d_sync(e);
 	for (;;) {
 		if (st < 0) {
 			if (st == HWT_ERR_EOS)
 				break;
 			uint64_t off = 0;
-			hwt_pt_insn_offset(e->d, &off);
+			d_offset(e, &off);
 			gap(e, base, st);
 			if (off == last_err_off && ++same_err > 4)
 				break; /* not moving: give up on this region */
 			if (off != last_err_off)
 				same_err = 0;
 			last_err_off = off;
-			st = hwt_pt_insn_sync_forward(e->d);
+			st = d_sync(e);
 			continue;
 		}
 		int have_time = 0;
 		uint64_t t = 0;
 		while (st >= 0 && (st & HWT_PTS_EVENT_PENDING)) {
 			struct hwt_pt_event ev;
-			st = hwt_pt_insn_event(e->d, &ev);
+			st = d_event(e, &ev);
 			if (st < 0)
 				break;
 			if (want_time && ev.has_tsc) {
@@ -559,6 +707,15 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 			continue;
 		if (st & HWT_PTS_EOS)
 			break;
+		if (e->bd) {
+			struct hwt_pt_block b;
+			st = hwt_pt_block_next(e->bd, &b);
+			if (st >= 0)
+				on_block(e, &b, b.ninsn, b.iclass);
+			else if (b.ninsn > 1) /* the last one failed (as with insn_next) */
+				on_block(e, &b, b.ninsn - 1, HWT_INSN_JCC);
+			continue;
+		}
 		struct hwt_pt_insn in;
 		st = hwt_pt_insn_next(e->d, &in);
 		if (st < 0)
@@ -579,6 +736,8 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	e->pend_active = 0;
 	hwt_pt_insn_free(e->d);
 	e->d = NULL;
+	hwt_pt_block_free(e->bd);
+	e->bd = NULL;
 }
 
 #define CARRY_MAX (64u << 20)
@@ -862,6 +1021,7 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 	}
 	free(e.threads);
 	free(e.pend);
+	free(e.szc);
 	hwt_process_free(e.all);
 	hwt_perf_reader_free(r);
 	return gaps || ret < 0 ? 1 : 0;

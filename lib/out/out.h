@@ -20,6 +20,10 @@ struct hwt_outbuf {
 	char *buf;
 	size_t len, cap;
 	int err; /* errno of the first failed write, 0 if none */
+	/* hwt_out_time_ns: text of the last time printed (tlen 0: none) */
+	uint64_t tlast;
+	uint8_t tlen;
+	char ttext[31];
 };
 
 int hwt_outbuf_init(struct hwt_outbuf *o, int fd, size_t cap);
