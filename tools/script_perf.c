@@ -705,8 +705,10 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 		}
 		if (st < 0)
 			continue;
-		if (st & HWT_PTS_EOS)
-			break;
+		/* Past the end-of-trace flag the decoder still yields the
+		 * instructions that need no trace, up to the first that does
+		 * (returned with HWT_ERR_EOS): the flow up to the next region's
+		 * PSB. */
 		if (e->bd) {
 			struct hwt_pt_block b;
 			st = hwt_pt_block_next(e->bd, &b);
@@ -718,7 +720,7 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 		}
 		struct hwt_pt_insn in;
 		st = hwt_pt_insn_next(e->d, &in);
-		if (st < 0)
+		if (st < 0 && !(st == HWT_ERR_EOS && in.size))
 			continue;
 		if (want_time) {
 			uint64_t tsc;
