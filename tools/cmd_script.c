@@ -296,12 +296,10 @@ out:
 	return rc;
 }
 
+/* Two modes: a recording (script_cli.c; "hwt script --help") or, with
+ * --pt, a raw trace printed as ptxed does ("hwt script --pt x --help"). */
 int hwt_cmd_script(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--pt"))
 			return script_ptxed(argc, argv);
