@@ -22,24 +22,13 @@ struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,
 						const struct hwt_image *img,
 						const struct hwt_pt_flow_options *opt)
 {
-	if (!cfg || cfg->size < sizeof(*cfg))
-		return NULL;
-	struct hwt_pt_block_decoder *d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
-	if (flow_init(&d->f, cfg, img, opt)) {
-		free(d);
-		return NULL;
-	}
-	return d;
+	/* f is the first member: the flow engine allocates the whole object */
+	return flow_alloc(sizeof(struct hwt_pt_block_decoder), cfg, img, opt);
 }
 
 void hwt_pt_block_free(struct hwt_pt_block_decoder *d)
 {
-	if (!d)
-		return;
-	flow_fini(&d->f);
-	free(d);
+	flow_free(d ? &d->f : NULL);
 }
 
 int hwt_pt_block_sync_forward(struct hwt_pt_block_decoder *d)

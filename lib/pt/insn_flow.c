@@ -679,3 +679,26 @@ int flow_resync(struct flow *f)
 		(void)p;
 	}
 }
+
+void *flow_alloc(size_t size, const struct hwt_pt_config *cfg, const struct hwt_image *img,
+		 const struct hwt_pt_flow_options *opt)
+{
+	if (!cfg || cfg->size < sizeof(*cfg) || size < sizeof(struct flow))
+		return NULL;
+	struct flow *f = calloc(1, size);
+	if (!f)
+		return NULL;
+	if (flow_init(f, cfg, img, opt)) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void flow_free(struct flow *f)
+{
+	if (!f)
+		return;
+	flow_fini(f);
+	free(f);
+}

@@ -57,6 +57,13 @@ struct flow {
 int flow_init(struct flow *f, const struct hwt_pt_config *cfg, const struct hwt_image *img,
 	      const struct hwt_pt_flow_options *opt);
 void flow_fini(struct flow *f);
+/* Allocate a decoder object of `size` bytes whose first member is a
+ * struct flow, and initialise that flow (NULL on a bad config or no
+ * memory); flow_free() undoes it.  The insn and block decoders are thin
+ * shells made this way. */
+void *flow_alloc(size_t size, const struct hwt_pt_config *cfg, const struct hwt_image *img,
+		 const struct hwt_pt_flow_options *opt);
+void flow_free(struct flow *f);
 int flow_sync_forward(struct flow *f);
 /* Decode the instruction at f->ip (cached).  0 or an error. */
 int flow_decode(struct flow *f, struct hwt_x86_insn *xi, int *truncated);
