@@ -187,14 +187,15 @@ struct engine {
 					  * instructions or time */
 	int have_prev;
 	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size
-				     * (prev_end 0: ask the size cache) */
+				     * (prev_end 0: size unknown) */
 	int prev_class, prev_mode;
-	/* block mode: instruction sizes by ip, for the image szc_img of
-	 * process szc_proc at generation szc_gen */
-	struct szc_ent *szc;
-	const struct hwt_image *szc_img;
-	const struct hwt_process *szc_proc;
-	uint64_t szc_gen;
+	/* the decoders' decode cache, shared by the regions decoded one
+	 * after the other; it holds the code of image pc_img of process
+	 * pc_proc at generation pc_gen */
+	struct hwt_pt_cache *pc;
+	const struct hwt_image *pc_img;
+	const struct hwt_process *pc_proc;
+	uint64_t pc_gen;
 	int holding;	  /* non-final region with a stop ip */
 	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
 	struct pending *pend;
@@ -231,8 +232,8 @@ static void proc_replace(struct engine *e, uint32_t pid, struct hwt_process *np)
 {
 	for (size_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].pid == pid) {
-			if (e->szc_proc == e->procs[i].p)
-				e->szc_proc = NULL; /* the size cache is stale */
+			if (e->pc_proc == e->procs[i].p)
+				e->pc_proc = NULL; /* the decode cache is stale */
 			hwt_process_free(e->procs[i].p);
 			e->procs[i].p = np;
 			return;
@@ -343,45 +344,13 @@ static int psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
 	return -1;
 }
 
-/* ---------------- instruction sizes (block mode) ---------------- */
-/* The block decoder gives the addresses of a block's instructions, not
- * their sizes; a taken conditional branch inside a block shows as a jump
- * in the addresses unless its target is within 15 bytes, where only the
- * size tells.  Sizes are decoded once per address (a miss: an image read
- * and an x86 decode) and kept in a direct-mapped table. */
-#define SZC_SIZE 8192
-
-struct szc_ent {
-	uint64_t ip1; /* ip + 1 (0: empty) */
-	uint8_t size; /* 0: unknown */
-};
-
-static unsigned insn_size(struct engine *e, uint64_t ip, int mode)
-{
-	struct szc_ent *s = &e->szc[(ip ^ (ip >> 13)) & (SZC_SIZE - 1)];
-	if (s->ip1 == ip + 1)
-		return s->size;
-	uint8_t buf[15];
-	struct hwt_x86_insn xi;
-	unsigned size = 0;
-	int n = hwt_image_read(e->img, ip, buf, sizeof(buf));
-	if (n > 0 && !hwt_x86_decode(buf, (size_t)n, ip, mode ? mode : 64, &xi))
-		size = xi.size;
-	s->ip1 = ip + 1;
-	s->size = (uint8_t)size;
-	return size;
-}
-
 /* Does the previous instruction fall through to ip? */
 static int falls_through(struct engine *e, uint64_t ip)
 {
 	if (e->prev_end)
 		return ip == e->prev_end;
-	uint64_t d = ip - e->prev_ip;
-	if (!d || d > 15)
-		return 0;
-	unsigned sz = insn_size(e, e->prev_ip, e->prev_mode);
-	return sz ? d == sz : 1;
+	uint64_t d = ip - e->prev_ip; /* size unknown: close enough */
+	return d && d <= 15;
 }
 
 /* ---------------- delivery ---------------- */
@@ -483,7 +452,7 @@ static void on_insn(struct engine *e, const struct hwt_pt_insn *in, int have_tim
 }
 
 /* One instruction of a block (the general case of on_block). */
-static void block_ip(struct engine *e, uint64_t ip, int cls, int mode)
+static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int mode)
 {
 	int at_stop = e->holding && ip == e->stop_ip && !e->pend_overflow;
 	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
@@ -501,33 +470,30 @@ static void block_ip(struct engine *e, uint64_t ip, int cls, int mode)
 		e->pend_active = 1;
 	}
 	e->prev_ip = ip;
-	e->prev_end = 0;
+	e->prev_end = ip + size;
 	e->prev_mode = mode;
 	e->prev_class = cls;
 	e->have_prev = 1;
 }
 
-/* A block of n instructions: all but the last are not branches or are
- * conditional branches (the block decoder ends blocks at every other
- * branch: end_on_call and end_on_jump are set).  The common step, to the
- * next instruction in sequence (the size cache says so), is done inline. */
+/* A block of n instructions.  With end_on_call and end_on_jump set, the
+ * block decoder ends a block at every branch, so its instructions are in
+ * sequence and only its first one can be a branch target; the stop ip of
+ * a held region inside the block needs a look at each instruction. */
 static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class)
 {
 	if (!n)
 		return;
 	const uint64_t *ips = b->ips;
+	const uint8_t *sz = b->sizes;
 	uint64_t stop = e->holding && !e->pend_overflow ? e->stop_ip : 0;
-	block_ip(e, ips[0], n > 1 ? HWT_INSN_JCC : last_class, b->mode);
-	for (uint32_t i = 1; i < n; i++) {
-		uint64_t ip = ips[i], prev = ips[i - 1], d = ip - prev;
-		if (ip != stop && d - 1 < 15) {
-			const struct szc_ent *s = &e->szc[(prev ^ (prev >> 13)) & (SZC_SIZE - 1)];
-			if (s->ip1 == prev + 1 && s->size == d) {
-				e->prev_ip = ip; /* in sequence: no branch */
-				continue;
-			}
-		}
-		block_ip(e, ip, i + 1 < n ? HWT_INSN_JCC : last_class, b->mode);
+	block_ip(e, ips[0], sz[0], n > 1 ? HWT_INSN_OTHER : last_class, b->mode);
+	if (n > 1 && stop > ips[0] && stop <= ips[n - 1]) {
+		for (uint32_t i = 1; i < n; i++)
+			block_ip(e, ips[i], sz[i], i + 1 < n ? HWT_INSN_OTHER : last_class, b->mode);
+	} else if (n > 1) {
+		e->prev_ip = ips[n - 1];
+		e->prev_end = ips[n - 1] + sz[n - 1];
 	}
 	e->prev_class = last_class;
 }
@@ -642,20 +608,19 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	opt.size = sizeof(opt);
 	opt.query.size = sizeof(opt.query);
 	int want_time = e->c->want_time || q->per_cpu;
-	/* Branches only, no time: blocks (one decoder call per block); the
-	 * size cache belongs to the image of one process generation. */
+	/* Branches only, no time: blocks (one decoder call per block).  The
+	 * decode cache belongs to the image of one process generation. */
 	int blk = !e->c->insn && !want_time;
-	if (blk && !e->szc) {
-		e->szc = calloc(SZC_SIZE, sizeof(*e->szc));
-		blk = e->szc != NULL;
+	if (!e->pc)
+		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
+	if (e->pc && (e->pc_img != e->img || e->pc_proc != p ||
+		      e->pc_gen != hwt_process_generation(p))) {
+		hwt_pt_cache_clear(e->pc);
+		e->pc_img = e->img;
+		e->pc_proc = p;
+		e->pc_gen = hwt_process_generation(p);
 	}
-	if (blk &&
-	    (e->szc_img != e->img || e->szc_proc != p || e->szc_gen != hwt_process_generation(p))) {
-		memset(e->szc, 0, SZC_SIZE * sizeof(*e->szc));
-		e->szc_img = e->img;
-		e->szc_proc = p;
-		e->szc_gen = hwt_process_generation(p);
-	}
+	opt.cache = e->pc;
 	if (blk) {
 		opt.end_on_call = 1;
 		opt.end_on_jump = 1;
@@ -1023,7 +988,7 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 	}
 	free(e.threads);
 	free(e.pend);
-	free(e.szc);
+	hwt_pt_cache_free(e.pc);
 	hwt_process_free(e.all);
 	hwt_perf_reader_free(r);
 	return gaps || ret < 0 ? 1 : 0;

@@ -282,3 +282,8 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 	*offset = a - s->addr;
 	return 0;
 }
+
+uint32_t hwt_image_version(const struct hwt_image *img)
+{
+	return img->next_id;
+}

@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "insn_int.h"
+#include "packet_int.h"
 
 struct hwt_pt_block_decoder {
 	struct flow f;
 	uint64_t ips[HWT_PT_BLOCK_MAX_INSN];
+	uint8_t sizes[HWT_PT_BLOCK_MAX_INSN];
 };
 
 struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,
@@ -46,11 +48,143 @@ static int ends_block(const struct flow *f, const struct hwt_x86_insn *xi)
 		return f->opt.end_on_jump;
 	case HWT_INSN_CALL:
 		return f->opt.end_on_call;
-	case HWT_INSN_JCC:
-		return 0;
 	default:
 		return 1;
 	}
+}
+
+/* Take the next TNT bit without asking the query decoder when that is
+ * all it would do: bits are cached, no tick is due, and what follows is
+ * another TNT packet (so reading ahead would read nothing).  1 and *taken,
+ * or 0: ask hwt_pt_query_cond_branch. */
+static inline int quick_bit(struct hwt_pt_query *q, int *taken)
+{
+	if (!q->tnt_n || q->tnt_tick)
+		return 0;
+	if (!q->la_valid) {
+		/* what reading ahead would read next, if it is a TNT-8 */
+		if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+			return 0;
+		q->la_valid = 1;
+	} else if (q->la.type != HWT_PKT_TNT8 && q->la.type != HWT_PKT_TNT64) {
+		return 0;
+	}
+	q->tnt_n--;
+	*taken = (int)((q->tnt_bits >> q->tnt_n) & 1);
+	if (!q->tnt_n) {
+		/* what reading ahead does now: cache the next packet's bits */
+		q->tnt_bits = q->la.u.tnt.payload;
+		q->tnt_n = q->la.u.tnt.bits;
+		q->tnt_tick = q->tick_pending;
+		q->tick_pending = 0;
+		q->la_valid = 0;
+	}
+	return 1;
+}
+
+/* Execute the last instruction of run r where that needs no event
+ * handling: direct jumps and calls, and conditional branches and
+ * compressed returns whose TNT bit quick_bit gives.  Returns 1 when done
+ * (the status is then 0: nothing changed in the query decoder), 0 when
+ * the caller must use flow_proceed. */
+static inline int quick_proceed(struct flow *f, const struct run *r, uint64_t last_ip)
+{
+	uint64_t next = last_ip + r->size;
+	int taken;
+	switch (r->iclass) {
+	case HWT_INSN_OTHER:
+		f->ip = next;
+		return 1;
+	case HWT_INSN_JCC:
+		if (!quick_bit(f->q, &taken))
+			return 0;
+		f->ip = taken ? r->target : next;
+		return 1;
+	case HWT_INSN_JMP:
+		f->ip = r->target;
+		return 1;
+	case HWT_INSN_CALL:
+		if (r->target != next)
+			retstack_push(&f->rs, next);
+		f->ip = r->target;
+		return 1;
+	case HWT_INSN_RET:
+		if (!f->rs.n || !quick_bit(f->q, &taken))
+			return 0;
+		if (!taken) {
+			f->q->tnt_n++; /* give it back: flow_proceed reports the error */
+			return 0;
+		}
+		return retstack_pop(&f->rs, &f->ip) == 0;
+	default:
+		return 0;
+	}
+}
+
+/* Fast path: cross a cached run (see flow_fast_ok) and execute its last
+ * instruction.  0 when the caller must step one instruction; else 1 (the
+ * block is complete, *st the status) or 2 (go on with the block). */
+static int run_step(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b, int *st)
+{
+	struct flow *f = &d->f;
+	struct hwt_pt_cache *c = f->cache;
+	int mode = f->mode ? f->mode : 64;
+	const struct run *r = cache_run(c, f->ip, mode);
+	if (!r || b->ninsn + r->n > HWT_PT_BLOCK_MAX_INSN)
+		return 0;
+	const uint64_t *ips = c->ips + r->pool;
+	const uint8_t *sizes = c->sizes + r->pool;
+	uint64_t last_ip = r->ip + r->last;
+	if (!b->ninsn) {
+		b->ip = f->ip;
+		b->mode = (uint8_t)mode;
+		b->speculative = (uint8_t)f->speculative;
+		/* a block of one run points into the cache (no copy) */
+		b->ips = ips;
+		b->sizes = sizes;
+	} else {
+		if (b->ips != d->ips) {
+			memcpy(d->ips, b->ips, b->ninsn * sizeof(*d->ips));
+			memcpy(d->sizes, b->sizes, b->ninsn);
+			b->ips = d->ips;
+			b->sizes = d->sizes;
+		}
+		memcpy(d->ips + b->ninsn, ips, r->n * sizeof(*d->ips));
+		memcpy(d->sizes + b->ninsn, sizes, r->n);
+	}
+	b->ninsn += r->n;
+	b->end_ip = last_ip;
+	b->iclass = r->iclass;
+	f->err_deferred = 0;
+	if (quick_proceed(f, r, last_ip)) {
+		*st = 0;
+	} else {
+		struct hwt_x86_insn xi;
+		run_last(c, r, &xi);
+		int err = flow_proceed(f, &xi);
+		if (err < 0) {
+			*st = err;
+			return 1;
+		}
+		*st = flow_status(f);
+		if (*st & (HWT_PTS_EVENT_PENDING | HWT_PTS_EOS))
+			return 1;
+	}
+	switch (r->iclass) {
+	case HWT_INSN_OTHER:
+		break;
+	case HWT_INSN_JMP:
+		if (f->opt.end_on_jump)
+			return 1;
+		break;
+	case HWT_INSN_CALL:
+		if (f->opt.end_on_call)
+			return 1;
+		break;
+	default:
+		return 1;
+	}
+	return b->ninsn < HWT_PT_BLOCK_MAX_INSN ? 2 : 1;
 }
 
 int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
@@ -60,8 +194,17 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 
 	memset(b, 0, sizeof(*b));
 	b->ips = d->ips;
+	b->sizes = d->sizes;
 	b->ip = d->f.ip;
+	cache_bind(d->f.cache, d->f.img);
 	for (;;) {
+		if (d->f.img && flow_fast_ok(&d->f)) {
+			int r = run_step(d, b, &st);
+			if (r == 2)
+				continue;
+			if (r == 1)
+				return st;
+		}
 		st = flow_step(&d->f, &xi, &have, &trunc);
 		if (have) {
 			if (!b->ninsn) {
@@ -69,6 +212,13 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 				b->mode = xi.mode;
 				b->speculative = (uint8_t)d->f.speculative;
 			}
+			if (b->ips != d->ips) {
+				memcpy(d->ips, b->ips, b->ninsn * sizeof(*d->ips));
+				memcpy(d->sizes, b->sizes, b->ninsn);
+				b->ips = d->ips;
+				b->sizes = d->sizes;
+			}
+			d->sizes[b->ninsn] = xi.size;
 			d->ips[b->ninsn++] = xi.ip;
 			b->end_ip = xi.ip;
 			b->iclass = xi.iclass;

@@ -38,6 +38,7 @@ int hwt_pt_insn_next(struct hwt_pt_insn_decoder *d, struct hwt_pt_insn *insn)
 	int have, trunc;
 	memset(insn, 0, sizeof(*insn));
 	insn->ip = d->f.ip;
+	cache_bind(d->f.cache, d->f.img);
 	int st = flow_step(&d->f, &xi, &have, &trunc);
 	if (st < 0 && !have && d->f.err_deferred)
 		insn->ip = 0;
