@@ -86,8 +86,9 @@ static int load(const char *path, struct hwt_image *img, struct q **qs, size_t *
 	int err = 0;
 	while (!err && hwt_perf_reader_next(r, &rec) == 1) {
 		if (rec.type == PERF_RECORD_MMAP2 || rec.type == PERF_RECORD_MMAP) {
-			size_t fix = rec.type == PERF_RECORD_MMAP2 ? sizeof(struct hwt_perf_rec_mmap2)
-								   : sizeof(struct hwt_perf_rec_mmap);
+			size_t fix = rec.type == PERF_RECORD_MMAP2
+					 ? sizeof(struct hwt_perf_rec_mmap2)
+					 : sizeof(struct hwt_perf_rec_mmap);
 			const struct hwt_perf_rec_mmap *m = (const void *)rec.hdr;
 			const char *p = (const char *)rec.hdr + fix;
 			if (rec.size <= fix || !memchr(p, 0, rec.size - fix) || p[0] != '/')

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "insn_int.h"
-#include "packet_int.h"
 
 struct hwt_pt_block_decoder {
 	struct flow f;
@@ -53,74 +52,6 @@ static int ends_block(const struct flow *f, const struct hwt_x86_insn *xi)
 	}
 }
 
-/* Take the next TNT bit without asking the query decoder when that is
- * all it would do: bits are cached, no tick is due, and what follows is
- * another TNT packet (so reading ahead would read nothing).  1 and *taken,
- * or 0: ask hwt_pt_query_cond_branch. */
-static inline int quick_bit(struct hwt_pt_query *q, int *taken)
-{
-	if (!q->tnt_n || q->tnt_tick)
-		return 0;
-	if (!q->la_valid) {
-		/* what reading ahead would read next, if it is a TNT-8 */
-		if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
-			return 0;
-		q->la_valid = 1;
-	} else if (q->la.type != HWT_PKT_TNT8 && q->la.type != HWT_PKT_TNT64) {
-		return 0;
-	}
-	q->tnt_n--;
-	*taken = (int)((q->tnt_bits >> q->tnt_n) & 1);
-	if (!q->tnt_n) {
-		/* what reading ahead does now: cache the next packet's bits */
-		q->tnt_bits = q->la.u.tnt.payload;
-		q->tnt_n = q->la.u.tnt.bits;
-		q->tnt_tick = q->tick_pending;
-		q->tick_pending = 0;
-		q->la_valid = 0;
-	}
-	return 1;
-}
-
-/* Execute the last instruction of run r where that needs no event
- * handling: direct jumps and calls, and conditional branches and
- * compressed returns whose TNT bit quick_bit gives.  Returns 1 when done
- * (the status is then 0: nothing changed in the query decoder), 0 when
- * the caller must use flow_proceed. */
-static inline int quick_proceed(struct flow *f, const struct run *r, uint64_t last_ip)
-{
-	uint64_t next = last_ip + r->size;
-	int taken;
-	switch (r->iclass) {
-	case HWT_INSN_OTHER:
-		f->ip = next;
-		return 1;
-	case HWT_INSN_JCC:
-		if (!quick_bit(f->q, &taken))
-			return 0;
-		f->ip = taken ? r->target : next;
-		return 1;
-	case HWT_INSN_JMP:
-		f->ip = r->target;
-		return 1;
-	case HWT_INSN_CALL:
-		if (r->target != next)
-			retstack_push(&f->rs, next);
-		f->ip = r->target;
-		return 1;
-	case HWT_INSN_RET:
-		if (!f->rs.n || !quick_bit(f->q, &taken))
-			return 0;
-		if (!taken) {
-			f->q->tnt_n++; /* give it back: flow_proceed reports the error */
-			return 0;
-		}
-		return retstack_pop(&f->rs, &f->ip) == 0;
-	default:
-		return 0;
-	}
-}
-
 /* Fast path: cross a cached run (see flow_fast_ok) and execute its last
  * instruction.  0 when the caller must step one instruction; else 1 (the
  * block is complete, *st the status) or 2 (go on with the block). */
@@ -156,7 +87,7 @@ static int run_step(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b, int 
 	b->end_ip = last_ip;
 	b->iclass = r->iclass;
 	f->err_deferred = 0;
-	if (quick_proceed(f, r, last_ip)) {
+	if (flow_quick_proceed(f, r, last_ip)) {
 		*st = 0;
 	} else {
 		struct hwt_x86_insn xi;

@@ -52,6 +52,7 @@ static void clear_runs(struct hwt_pt_cache *c)
 {
 	memset(c->runs, 0, RUN_SLOTS * sizeof(*c->runs));
 	c->used = 0;
+	c->epoch++;
 }
 
 void hwt_pt_cache_clear(struct hwt_pt_cache *c)

@@ -6,6 +6,7 @@
 #include "hwt/pt_flow.h"
 #include "hwt/image.h"
 #include "image/image_int.h"
+#include "packet_int.h"
 #include "query_int.h"
 
 #define RETSTACK_SIZE 64
@@ -53,6 +54,7 @@ struct hwt_pt_cache {
 	uint64_t *ips;		     /* RUN_POOL addresses of run members */
 	uint8_t *sizes;		     /* RUN_POOL sizes of run members */
 	uint32_t used;		     /* pool entries in use */
+	uint32_t epoch;		     /* bumped whenever runs are dropped */
 };
 
 /* Make the cache belong to img (clearing it if it held another image or
@@ -154,6 +156,75 @@ static inline int flow_fast_ok(const struct flow *f)
 	const struct hwt_pt_query *q = f->q;
 	return f->enabled && f->have_ip && !f->postponed && !f->resyncing && !q->nready &&
 	       !q->nwait && !q->fup_pending && !q->err && (!q->eos || q->tnt_n);
+}
+
+/* Take the next TNT bit without asking the query decoder when that is
+ * all it would do: bits are cached, no tick is due, and what follows is
+ * another TNT packet (so reading ahead would read nothing).  1 and *taken,
+ * or 0: ask hwt_pt_query_cond_branch.  (Reading ahead fills the same
+ * lookahead packet: see qry_read_ahead.) */
+static inline int flow_quick_bit(struct hwt_pt_query *q, int *taken)
+{
+	if (!q->tnt_n || q->tnt_tick)
+		return 0;
+	if (!q->la_valid) {
+		/* what reading ahead would read next, if it is a TNT-8 */
+		if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+			return 0;
+		q->la_valid = 1;
+	} else if (q->la.type != HWT_PKT_TNT8 && q->la.type != HWT_PKT_TNT64) {
+		return 0;
+	}
+	q->tnt_n--;
+	*taken = (int)((q->tnt_bits >> q->tnt_n) & 1);
+	if (!q->tnt_n) {
+		/* what reading ahead does now: cache the next packet's bits */
+		q->tnt_bits = q->la.u.tnt.payload;
+		q->tnt_n = q->la.u.tnt.bits;
+		q->tnt_tick = q->tick_pending;
+		q->tick_pending = 0;
+		q->la_valid = 0;
+	}
+	return 1;
+}
+
+/* Execute the last instruction of run r where that needs no event
+ * handling: direct jumps and calls, and conditional branches and
+ * compressed returns whose TNT bit flow_quick_bit gives.  Returns 1 when done
+ * (the status is then 0: nothing changed in the query decoder), 0 when
+ * the caller must use flow_proceed. */
+static inline int flow_quick_proceed(struct flow *f, const struct run *r, uint64_t last_ip)
+{
+	uint64_t next = last_ip + r->size;
+	int taken;
+	switch (r->iclass) {
+	case HWT_INSN_OTHER:
+		f->ip = next;
+		return 1;
+	case HWT_INSN_JCC:
+		if (!flow_quick_bit(f->q, &taken))
+			return 0;
+		f->ip = taken ? r->target : next;
+		return 1;
+	case HWT_INSN_JMP:
+		f->ip = r->target;
+		return 1;
+	case HWT_INSN_CALL:
+		if (r->target != next)
+			retstack_push(&f->rs, next);
+		f->ip = r->target;
+		return 1;
+	case HWT_INSN_RET:
+		if (!f->rs.n || !flow_quick_bit(f->q, &taken))
+			return 0;
+		if (!taken) {
+			f->q->tnt_n++; /* give it back: flow_proceed reports the error */
+			return 0;
+		}
+		return retstack_pop(&f->rs, &f->ip) == 0;
+	default:
+		return 0;
+	}
 }
 
 /* After an error: continue at the next ip the trace gives. */
