@@ -9,7 +9,14 @@
  *  - the instruction decoder (hwt_pt_insn_*) walks the code in an image
  *    (hwt/image.h) and yields one executed instruction per call.
  *  - the block decoder (hwt_pt_block_*) yields one basic block per call:
- *    a run of sequential instructions ending at a branch or an event.
+ *    a run of sequential instructions ending at a branch or an event
+ *    (with end_on_call/end_on_jump clear, direct calls and jumps do not
+ *    end a block: its instructions are then not all in sequence).
+ *
+ * Speed: decoded code is cached (struct hwt_pt_cache below) and, while
+ * no event is pending, straight-line code is crossed one cached run at
+ * a time; share one cache across decoders that decode one trace piece
+ * after the other.
  *
  * Every decoder has the verbs sync_forward, next, event, offset,
  * sync_offset and time.  next() and event() return a status: a negative

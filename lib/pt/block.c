@@ -5,8 +5,15 @@
  * far transfers), after a direct call or jump when end_on_call /
  * end_on_jump are set, before an event, or when it reaches
  * HWT_PT_BLOCK_MAX_INSN instructions.  Built on the same flow engine as
- * the instruction decoder (insn_flow.c); the addresses of a block's
- * instructions live in the decoder and stay valid until the next call.
+ * the instruction decoder (insn_flow.c).
+ *
+ * Fast path: when nothing is pending (flow_fast_ok), a block is one or
+ * more cached runs (cache.c) crossed with one lookup each, and the
+ * branch that ends it takes its TNT bit straight from the query decoder
+ * (flow_quick_proceed); a block of one run points into the cache instead
+ * of being copied.  Otherwise the flow engine steps one instruction at a
+ * time.  Either way the addresses and sizes stay valid until the next
+ * call.
  */
 #include <stdlib.h>
 #include <string.h>
