@@ -4,8 +4,7 @@
  * Design: one pass over the records in file order.  Sideband (COMM exec,
  * MMAP/MMAP2, FORK) updates a table of processes (hwt/process.h) and
  * threads; each AUXTRACE chunk is decoded when it is met, with the image of
- * its thread's process (per-CPU queues: an image holding every process's
- * mappings, threads attributed by context-switch sideband).  A queue's
+ * its thread's process (per-CPU queues: at the end, see below).  A queue's
  * chunks are decoded in regions that start at a PSB and end at the next
  * region's PSB: the middle of a chunk in place (zero copy), the piece that
  * straddles two chunks through a small carry buffer, so memory is bounded
@@ -21,8 +20,12 @@
  * region costs little (its instruction cache refills in well under 1% of
  * the run).  Every decoder error is reported as a
  * gap with its offset in the AUX stream and decoding resumes at the next
- * PSB.  Limits: no vdso code unless the recording maps it from a file; the
- * per-CPU thread attribution is by switch records in file order.
+ * PSB.  The vdso's code comes from the build-id cache (the build-id from
+ * the file's BUILD_ID feature).  Per-CPU recordings: the switch records of
+ * the whole file say which thread runs when; each CPU's trace is joined
+ * (held in memory) and its PSB-to-PSB regions, of all CPUs, are decoded
+ * in the order of their PSB's time, after all sideband, with one image of
+ * every process's mappings.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +42,7 @@
 #include "hwt/x86.h"
 #include "out/out.h"
 #include "script_perf.h"
+#include "vdso.h"
 
 /* ---------------- symbol cache ---------------- */
 #define SC_SIZE 8192
@@ -200,6 +204,8 @@ struct engine {
 	size_t nsegs;
 	int have_rtime; /* per-CPU: the time of the region being decoded */
 	uint64_t rtime;
+	uint8_t *vdso; /* the recording's vdso (build-id cache), or NULL */
+	size_t vdso_size;
 	struct hwt_pt_config cfg;
 	struct hwt_perf_intel_pt_info info;
 	int have_info, have_conv;
@@ -930,6 +936,13 @@ static void on_sideband(struct engine *e, const struct hwt_perf_record *rec)
 		if (!path || m->pid == (uint32_t)-1 || !m->len)
 			break;
 		struct hwt_process *p = proc_get(e, m->pid, 1);
+		if (e->vdso && !strcmp(path, "[vdso]")) {
+			size_t n = e->vdso_size < m->len ? e->vdso_size : (size_t)m->len;
+			if (p)
+				hwt_process_map_mem(p, m->addr, e->vdso, n, path);
+			hwt_process_map_mem(e->all, m->addr, e->vdso, n, path);
+			break;
+		}
 		if (p)
 			hwt_process_mmap(p, m->addr, m->len, m->pgoff, prot, path);
 		hwt_process_mmap(e->all, m->addr, m->len, m->pgoff, prot, path);
@@ -959,6 +972,32 @@ static void on_sideband(struct engine *e, const struct hwt_perf_record *rec)
 	}
 	default:
 		break;
+	}
+}
+
+/* The vdso the recording names in its BUILD_ID feature (perf.data-file-
+ * format.txt: records of header, pid, 24 bytes of build-id whose 21st byte
+ * is the length when misc has bit 15, name padded to 64), read from the
+ * build-id cache as perf record left it. */
+static void load_vdso(struct engine *e, struct hwt_perf_reader *r)
+{
+	size_t size = 0;
+	const uint8_t *f = hwt_perf_reader_feature(r, HWT_FEAT_BUILD_ID, &size);
+	char dir[4096];
+	if (!f || buildid_dir(dir, sizeof(dir)))
+		return;
+	for (size_t off = 0; off + 36 < size;) {
+		struct perf_event_header h;
+		memcpy(&h, f + off, sizeof(h));
+		if (h.size <= 36 || h.size > size - off)
+			break;
+		const uint8_t *rec = f + off;
+		size_t len = h.misc & (1u << 15) ? rec[32] : 20;
+		const char *name = (const char *)rec + 36;
+		if (len && len <= 20 && memchr(name, 0, h.size - 36) && !strcmp(name, "[vdso]") &&
+		    !vdso_cache_load(dir, rec + 12, len, &e->vdso, &e->vdso_size))
+			return;
+		off += h.size;
 	}
 }
 
@@ -1212,6 +1251,7 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 		return 2;
 	}
 	setup_config(&e, r);
+	load_vdso(&e, r);
 	hwt_perf_reader_rewind(r);
 	while (hwt_perf_reader_next(r, &rec) == 1) {
 		if (rec.type == HWT_PERF_RECORD_AUXTRACE) {
@@ -1244,6 +1284,7 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 	free(e.threads);
 	free(e.pend);
 	free(e.szc);
+	free(e.vdso);
 	hwt_process_free(e.all);
 	hwt_perf_reader_free(r);
 	return gaps || ret < 0 ? 1 : 0;
