@@ -7,17 +7,22 @@
  *   - ITRACE_START and PERF_RECORD_SWITCH_CPU_WIDE (out and in) records
  *     tell which thread runs on a CPU from when (perf time);
  *   - AUXTRACE_INFO says per-CPU mmaps and context-switch sideband.
- * Each thread's stream is cut at its PSBs into pieces; the pieces are
- * scheduled onto NCPU CPUs in order of their TSC (each thread's pieces
- * keep their order; a piece goes to the CPU that is free first).  So that
- * a CPU's time only goes forward, a piece is moved in time by a multiple
- * of Q = 40 * 2^16 TSC ticks (its TSC packets are rewritten): MTC and TMA
- * payloads (CTC = TSC / 40 on the emulated unit, 16 bits in TMA) stay
- * valid.  The TIME_CONV of the input maps TSC to perf time.
+ * Each thread's stream is cut where the thread re-enters user mode (a
+ * TIP.PGE after a TIP.PGD: in the kernel, where a real switch happens),
+ * pieces at least MINLEN bytes (default 4096); a piece but a thread's
+ * first starts with a PSB+ made here (TSC, TMA, CBR, MODE.Exec, no FUP,
+ * as the unit writes one while tracing is off) and its TIP.PGE with the
+ * full IP.  The pieces are scheduled onto NCPU CPUs in order of their
+ * TSC (each thread's pieces keep their order; a piece goes to the CPU
+ * that is free first).  So that a CPU's time only goes forward, a piece
+ * is moved in time by a multiple of Q = 40 * 2^16 TSC ticks (its TSC
+ * packets are rewritten): MTC and TMA payloads (CTC = TSC / 40 on the
+ * emulated unit, 16 bits in TMA) stay valid.  The TIME_CONV of the input
+ * maps TSC to perf time.  ORDER "late" writes a piece's AUXTRACE record
+ * before the switch records that lead to it (perf writes the AUX data
+ * when it reads the ring: sideband about it may come later).
  *
- * usage: script_mkcpu IN.data OUT.data NCPU [MINLEN]
- * MAXPIECE (default: no limit) caps the number of pieces per thread
- * (the rest of a thread's stream stays in its last piece). */
+ * usage: script_mkcpu IN.data OUT.data NCPU [MINLEN [early|late]] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +124,8 @@ static int cut(struct thr *t, const struct hwt_pt_config *cfg, size_t minlen, in
 		}
 		if (k.type == HWT_PKT_CBR)
 			cbr = k.u.cbr.ratio;
-		if (k.type == HWT_PKT_TIP || k.type == HWT_PKT_TIP_PGE || k.type == HWT_PKT_TIP_PGD ||
-		    k.type == HWT_PKT_FUP)
+		if (k.type == HWT_PKT_TIP || k.type == HWT_PKT_TIP_PGE ||
+		    k.type == HWT_PKT_TIP_PGD || k.type == HWT_PKT_FUP)
 			hwt_pt_last_ip_update(&lip, k.u.ip.ipc, k.u.ip.ip);
 		if (k.type == HWT_PKT_TIP_PGE) {
 			en = 1;
@@ -228,6 +233,7 @@ int main(int argc, char **argv)
 	}
 	unsigned ncpu = (unsigned)strtoul(argv[3], NULL, 0);
 	size_t minlen = argc > 4 ? strtoul(argv[4], NULL, 0) : 4096;
+	int late = argc > 5 && !strcmp(argv[5], "late");
 	if (!ncpu || ncpu > MAXCPU)
 		return 2;
 	char err[256] = "";
@@ -244,8 +250,8 @@ int main(int argc, char **argv)
 	while (hwt_perf_reader_next(r, &rec) == 1) {
 		if (rec.type == HWT_PERF_RECORD_AUXTRACE_INFO) {
 			const struct hwt_perf_rec_auxtrace_info *ai = (const void *)rec.hdr;
-			have_info = !hwt_perf_intel_pt_info_parse(
-			    &info, (const uint64_t *)(ai + 1), (rec.size - sizeof(*ai)) / 8);
+			have_info = !hwt_perf_intel_pt_info_parse(&info, (const uint64_t *)(ai + 1),
+								  (rec.size - sizeof(*ai)) / 8);
 		} else if (rec.type == HWT_PERF_RECORD_TIME_CONV && rec.size >= sizeof(tc)) {
 			memcpy(&tc, rec.hdr, sizeof(tc));
 			have_tc = 1;
@@ -281,8 +287,8 @@ int main(int argc, char **argv)
 	cfg.cpuid_0x15_ebx = info.tsc_ctc_ratio_n;
 	cfg.nom_freq = (uint8_t)info.max_nonturbo_ratio;
 	if (info.mtc_freq_bits)
-		cfg.mtc_freq = (uint8_t)((config & info.mtc_freq_bits) >>
-					 __builtin_ctzll(info.mtc_freq_bits));
+		cfg.mtc_freq =
+		    (uint8_t)((config & info.mtc_freq_bits) >> __builtin_ctzll(info.mtc_freq_bits));
 	/* pids and exit times from the sideband */
 	hwt_perf_reader_rewind(r);
 	while (hwt_perf_reader_next(r, &rec) == 1) {
@@ -309,10 +315,6 @@ int main(int argc, char **argv)
 	if (!w || hwt_perf_writer_open(w, argv[2]))
 		return 1;
 	struct perf_event_attr a, sb;
-	if (getenv("CFG"))
-		config = strtoull(getenv("CFG"), NULL, 0);
-	if (getenv("PMU"))
-		info.pmu_type = (uint32_t)atoi(getenv("PMU"));
 	hwt_perf_attr_intel_pt(&a, info.pmu_type, config);
 	a.inherit = 1;
 	hwt_perf_attr_sideband(&sb, 1);
@@ -325,7 +327,7 @@ int main(int argc, char **argv)
 	hwt_perf_writer_add_attr(w, &sb, "dummy:u", ids, ncpu);
 	hwt_perf_writer_add_pmu(w, "intel_pt", info.pmu_type);
 	info.per_cpu_mmaps = 1;
-	info.have_sched_switch = getenv("SSW") ? (uint8_t)atoi(getenv("SSW")) : 3; /* context-switch records, CPU-wide */
+	info.have_sched_switch = 3; /* CPU-wide context-switch records */
 	hwt_perf_writer_write_intel_pt_info(w, &info);
 	struct hwt_perf_id_index_entry ix[2 * MAXCPU];
 	for (unsigned c = 0; c < ncpu; c++) {
@@ -333,7 +335,7 @@ int main(int argc, char **argv)
 		ix[2 * c + 1] = (struct hwt_perf_id_index_entry){ids[c], c, c, (uint64_t)-1};
 	}
 	hwt_perf_writer_write_id_index(w, ix, 2 * ncpu);
-	if (have_tc && !getenv("NO_TC"))
+	if (have_tc)
 		hwt_perf_writer_write_time_conv(w, &tc);
 
 	/* sideband but EXIT, as recorded, on CPU 0 */
@@ -341,8 +343,6 @@ int main(int argc, char **argv)
 	while (hwt_perf_reader_next(r, &rec) == 1) {
 		if (rec.type != PERF_RECORD_COMM && rec.type != PERF_RECORD_MMAP2 &&
 		    rec.type != PERF_RECORD_FORK)
-			continue;
-		if (getenv("SKIP") && atoi(getenv("SKIP")) == (int)rec.type)
 			continue;
 		struct hwt_perf_sample_id s =
 		    sid_of(rec.sid.pid, rec.sid.tid, rec.sid.time, ids[0], 0);
@@ -352,10 +352,9 @@ int main(int argc, char **argv)
 						   !!(rec.misc & PERF_RECORD_MISC_COMM_EXEC), &s);
 		} else if (rec.type == PERF_RECORD_MMAP2) {
 			const struct hwt_perf_rec_mmap2 *m = (const void *)rec.hdr;
-			hwt_perf_writer_write_mmap2(w, m->pid, m->tid, m->addr, m->len, m->pgoff,
-						    m->prot, m->flags,
-						    (const char *)rec.hdr + sizeof(*m), rec.misc,
-						    &s);
+			hwt_perf_writer_write_mmap2(
+			    w, m->pid, m->tid, m->addr, m->len, m->pgoff, m->prot, m->flags,
+			    (const char *)rec.hdr + sizeof(*m), rec.misc, &s);
 		} else {
 			const struct hwt_perf_rec_fork *f = (const void *)rec.hdr;
 			hwt_perf_writer_write_task(w, PERF_RECORD_FORK, f->pid, f->ppid, f->tid,
@@ -374,7 +373,7 @@ int main(int argc, char **argv)
 			if (thr[i].next < thr[i].np &&
 			    (!t || thr[i].p[thr[i].next].start < t->p[t->next].start))
 				t = &thr[i];
-		if (!t || (getenv("MAXPLACE") && placed >= strtoul(getenv("MAXPLACE"), NULL, 0)))
+		if (!t)
 			break;
 		unsigned c = 0;
 		for (unsigned k = 1; k < ncpu; k++)
@@ -388,7 +387,13 @@ int main(int argc, char **argv)
 		uint64_t k = need > p->start ? (need - p->start + Q - 1) / Q : 0;
 		uint64_t delta = k * Q, s0 = p->start + delta;
 		shift(p, delta);
-		if (cpu_cur[c] != t && !getenv("NO_SWITCH")) {
+		/* the CPU's stream so far: its offset is the bytes placed on c;
+		 * the reference is the TSC at its start (perf 6.1 needs one). */
+		struct hwt_perf_auxtrace_desc d = {
+		    .offset = cpu_off[c], .reference = s0, .idx = c, .tid = (uint32_t)-1, .cpu = c};
+		if (late)
+			hwt_perf_writer_write_auxtrace(w, &d, p->out, p->nout, NULL, 0);
+		if (cpu_cur[c] != t) {
 			struct thr *o = cpu_cur[c];
 			if (o) { /* out: at the end of o's piece */
 				struct hwt_perf_sample_id s =
@@ -396,7 +401,7 @@ int main(int argc, char **argv)
 				hwt_perf_writer_write_switch(w, 1, PERF_RECORD_MISC_SWITCH_OUT,
 							     t->pid, t->tid, &s);
 			}
-			if (!t->on_cpu[c] && !getenv("NO_ITRACE")) {
+			if (!t->on_cpu[c]) {
 				struct hwt_perf_sample_id s =
 				    sid_of(t->pid, t->tid, s0 - 2, ida[c], c);
 				hwt_perf_writer_write_itrace_start(w, t->pid, t->tid, &s);
@@ -406,10 +411,8 @@ int main(int argc, char **argv)
 			hwt_perf_writer_write_switch(w, 1, 0, o ? o->pid : 0, o ? o->tid : 0, &s);
 			cpu_cur[c] = t;
 		}
-		/* the CPU's stream so far: its offset is the bytes placed on c */
-		struct hwt_perf_auxtrace_desc d = {
-		    .offset = cpu_off[c], .reference = s0, .idx = c, .tid = (uint32_t)-1, .cpu = c};
-		hwt_perf_writer_write_auxtrace(w, &d, p->out, p->nout, NULL, 0);
+		if (!late)
+			hwt_perf_writer_write_auxtrace(w, &d, p->out, p->nout, NULL, 0);
 		cpu_off[c] += (p->nout + 7) & ~(uint64_t)7;
 		cpu_now[c] = p->end + delta;
 		t->now = cpu_now[c];
@@ -422,8 +425,9 @@ int main(int argc, char **argv)
 			    sid_of(o->pid, o->tid, cpu_now[c] + 1, ids[c], c);
 			hwt_perf_writer_write_switch(w, 1, PERF_RECORD_MISC_SWITCH_OUT, 0, 0, &s);
 		}
-	for (size_t i = 0; i < nthr && !getenv("NO_EXIT"); i++) {
-		struct hwt_perf_sample_id s = sid_of(thr[i].pid, thr[i].tid, thr[i].now + 10, ids[0], 0);
+	for (size_t i = 0; i < nthr; i++) {
+		struct hwt_perf_sample_id s =
+		    sid_of(thr[i].pid, thr[i].tid, thr[i].now + 10, ids[0], 0);
 		hwt_perf_writer_write_task(w, PERF_RECORD_EXIT, thr[i].pid, thr[i].pid, thr[i].tid,
 					   thr[i].tid, thr[i].now + 10, &s);
 	}
