@@ -1048,7 +1048,8 @@ static void tl_attach(struct engine *e)
 {
 	for (size_t i = 0; i < e->ntls; i++) {
 		struct cpu_tl *tl = &e->tls[i];
-		qsort(tl->sw, tl->nsw, sizeof(*tl->sw), sw_cmp);
+		if (tl->nsw)
+			qsort(tl->sw, tl->nsw, sizeof(*tl->sw), sw_cmp);
 		for (size_t k = 0; k < e->nqueues && tl->sw; k++) {
 			struct queue *q = &e->queues[k];
 			if (q->per_cpu && q->cpu == tl->cpu && !q->sw) {
@@ -1165,7 +1166,8 @@ static void cpu_decode_all(struct engine *e)
 			p = nx;
 		}
 	}
-	qsort(rg, nr, sizeof(*rg), region_cmp);
+	if (nr)
+		qsort(rg, nr, sizeof(*rg), region_cmp);
 	for (size_t i = 0; i < nr; i++) {
 		const struct cpu_seg *g = &e->segs[rg[i].seg];
 		const uint8_t *p = g->d + rg[i].off;
