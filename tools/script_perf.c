@@ -891,9 +891,9 @@ static const char *rec_str(const struct hwt_perf_record *rec, size_t off)
  * (ITRACE_START, a switch-in): 1 and *tid, *pid; else 0. */
 static int switch_in(const struct hwt_perf_record *rec, uint32_t *tid, uint32_t *pid)
 {
-	if (!rec->have_sid || (rec->type != PERF_RECORD_ITRACE_START &&
-			       rec->type != PERF_RECORD_SWITCH &&
-			       rec->type != PERF_RECORD_SWITCH_CPU_WIDE))
+	if (!rec->have_sid ||
+	    (rec->type != PERF_RECORD_ITRACE_START && rec->type != PERF_RECORD_SWITCH &&
+	     rec->type != PERF_RECORD_SWITCH_CPU_WIDE))
 		return 0;
 	if (rec->type != PERF_RECORD_ITRACE_START && (rec->misc & PERF_RECORD_MISC_SWITCH_OUT))
 		return 0;
@@ -1259,7 +1259,8 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 		if (rec.type == HWT_PERF_RECORD_AUXTRACE) {
 			struct queue *q = queue_get(&e, rec.aux_idx);
 			if (q && rec.aux_data && rec.aux_size && q->per_cpu)
-				cpu_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size, rec.aux_offset);
+				cpu_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size,
+					  rec.aux_offset);
 			else if (q && rec.aux_data && rec.aux_size)
 				on_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size, rec.aux_offset);
 		} else {

@@ -725,9 +725,8 @@ int hwt_perf_writer_add_build_id(struct hwt_perf_writer *w, int32_t pid, uint16_
 	w->bids = nv;
 	uint8_t *r = nv + w->bids_len;
 	memset(r, 0, size);
-	struct perf_event_header h = {.type = 0,
-				      .misc = (uint16_t)(cpumode | BID_MISC_SIZE),
-				      .size = (uint16_t)size};
+	struct perf_event_header h = {
+	    .type = 0, .misc = (uint16_t)(cpumode | BID_MISC_SIZE), .size = (uint16_t)size};
 	memcpy(r, &h, sizeof(h));
 	memcpy(r + 8, &pid, 4);
 	memcpy(r + 12, id, len);
@@ -950,9 +949,10 @@ static void build_feature(struct hwt_perf_writer *w, int feat, struct fbuf *b)
 
 /* In feature-number order (the order of the section table). */
 static const int features[] = {
-    HWT_FEAT_BUILD_ID, HWT_FEAT_HOSTNAME, HWT_FEAT_OSRELEASE,  HWT_FEAT_VERSION,	   HWT_FEAT_ARCH,
-    HWT_FEAT_NRCPUS,   HWT_FEAT_CPUDESC,    HWT_FEAT_CPUID,	   HWT_FEAT_TOTAL_MEM,
-    HWT_FEAT_CMDLINE,  HWT_FEAT_EVENT_DESC, HWT_FEAT_PMU_MAPPINGS, HWT_FEAT_AUXTRACE,
+    HWT_FEAT_BUILD_ID,	HWT_FEAT_HOSTNAME, HWT_FEAT_OSRELEASE,	HWT_FEAT_VERSION,
+    HWT_FEAT_ARCH,	HWT_FEAT_NRCPUS,   HWT_FEAT_CPUDESC,	HWT_FEAT_CPUID,
+    HWT_FEAT_TOTAL_MEM, HWT_FEAT_CMDLINE,  HWT_FEAT_EVENT_DESC, HWT_FEAT_PMU_MAPPINGS,
+    HWT_FEAT_AUXTRACE,
 };
 #define NFEAT (sizeof(features) / sizeof(features[0]))
 
