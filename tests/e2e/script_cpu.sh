@@ -8,7 +8,9 @@
 #   - perf script --itrace=be decodes the file without a trace error (the
 #     file is a valid per-CPU recording) and gives the truth's branches;
 #   - hwt script --branches --format tsv gives the emulator's ground truth
-#     (--truth), each thread's rows in order, and equals perf script.
+#     (--truth), each thread's rows in order, and equals perf script;
+#   - hwt script --insn prints as many instructions as libipt's block
+#     decoder finds in the per-thread recording it was made from.
 # Variants: CPUs 1/2/3, small and large pieces (regions with several
 # PSBs), switch records before or after the AUXTRACE data they describe.
 set -u
@@ -76,3 +78,12 @@ case_cpu cpu2_large 2 4096 early
 case_cpu cpu2_late 2 300 late
 case_cpu cpu3_late_large 3 4096 late
 case_cpu cpu1 1 300 early
+
+BF=$B/bench/bench_flow
+if [ -x "$BF" ] && [ -f "$T/cpu2_small.data" ]; then
+	nl=$(timeout 120 "$BF" time "$T/mt.data" | awk '{ print $5 }')
+	ni=$(timeout 120 "$H" script -i "$T/cpu2_small.data" --insn --no-time 2>/dev/null | grep -vc ': error: ')
+	if [ -n "$nl" ] && [ "$ni" = "$nl" ]; then pass "script_cpu_insn_count ($ni)"; else
+		fail script_cpu_insn_count "hwt --insn on the per-CPU file: $ni instructions, libipt on the per-thread one: $nl"
+	fi
+fi
