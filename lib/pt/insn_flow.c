@@ -550,6 +550,40 @@ static int fup_due(const struct flow *f, const struct hwt_x86_insn *xi)
 	return ip == f->ip;
 }
 
+/* Is the flow, about to take the direct jump or call at ip, in a cycle
+ * that needs no trace and so never ends?  Only a trace that does not
+ * match the code (an event whose ip the cycle never reaches, a branch
+ * answer no instruction asks for) leaves it there.  Brent's method: the
+ * jump and the state of the trace are saved after 1, 2, 4, ... jumps;
+ * meeting both again is a cycle.  Trace taken in between (packets, TNT
+ * bits, events, a trigger counting instructions) starts over. */
+static int no_trace_cycle(struct flow *f, uint64_t ip)
+{
+	const struct hwt_pt_query *q = f->q;
+	const struct hwt_pt_event *ev;
+	uint64_t pos = qry_pos(q);
+	int flags = q->eos | q->fup_pending << 1;
+	int same = pos == f->cyc.pos && q->tnt_n == f->cyc.tnt_n && q->nready == f->cyc.nready &&
+		   q->nwait == f->cyc.nwait && flags == f->cyc.flags && f->cyc.lim;
+
+	if (same && ip == f->cyc.ip)
+		return 1;
+	for (int i = 0; same && (ev = qry_ready(f->q, i)); i++)
+		if (ev->type == HWT_EV_TRIG && ev->ip_suppressed && ev->u.trig.icntv)
+			same = 0;
+	if (same && ++f->cyc.n < f->cyc.lim)
+		return 0;
+	f->cyc.lim = same ? f->cyc.lim * 2 : 1;
+	f->cyc.n = 0;
+	f->cyc.ip = ip;
+	f->cyc.pos = pos;
+	f->cyc.tnt_n = q->tnt_n;
+	f->cyc.nready = q->nready;
+	f->cyc.nwait = q->nwait;
+	f->cyc.flags = flags;
+	return 0;
+}
+
 int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *truncated)
 {
 	int err, st;
@@ -611,6 +645,11 @@ int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *trun
 		f->postponed = 1;
 		f->pinsn = *xi;
 		return flow_status(f) | HWT_PTS_EVENT_PENDING;
+	}
+	if ((xi->iclass == HWT_INSN_JMP || xi->iclass == HWT_INSN_CALL) &&
+	    !(f->eos_insns && f->q->eos) && no_trace_cycle(f, xi->ip)) {
+		*have_insn = 0; /* the flow stays at the jump */
+		return HWT_ERR_BAD_QUERY;
 	}
 	err = flow_proceed(f, xi);
 	if (err < 0)

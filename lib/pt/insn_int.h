@@ -50,6 +50,12 @@ struct flow {
 	int was_disabled;   /* a disable event since the sync (for 'resumed') */
 	int err_deferred;   /* the last error came from reading ahead */
 	uint32_t eos_insns; /* instructions decoded after the end of the trace */
+	/* the cycle check at direct jumps and calls (flow_step) */
+	struct {
+		uint64_t ip, pos;
+		int tnt_n, nready, nwait, flags;
+		uint32_t n, lim;
+	} cyc;
 
 	struct icache_entry *icache;
 };
