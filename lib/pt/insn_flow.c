@@ -352,9 +352,13 @@ static int proceed(struct flow *f, const struct hwt_x86_insn *xi)
 		f->ip = taken ? xi->target : next;
 		return 0;
 	case HWT_INSN_JMP:
+		if (flow_no_trace_cycle(f, xi->ip))
+			return HWT_ERR_BAD_QUERY;
 		f->ip = xi->target;
 		return 0;
 	case HWT_INSN_CALL:
+		if (flow_no_trace_cycle(f, xi->ip))
+			return HWT_ERR_BAD_QUERY;
 		if (xi->target != next)
 			retstack_push(&f->rs, next);
 		f->ip = xi->target;
@@ -551,16 +555,19 @@ static int fup_due(const struct flow *f, const struct hwt_x86_insn *xi)
 }
 
 /* Is the flow, about to take the direct jump or call at ip, in a cycle
- * that needs no trace and so never ends?  Only a trace that does not
- * match the code (an event whose ip the cycle never reaches, a branch
- * answer no instruction asks for) leaves it there.  Brent's method: the
+ * that needs no trace and so never ends?  In the middle of the trace only
+ * a trace that does not match the code (an event whose ip the cycle never
+ * reaches, a branch answer no instruction asks for) leaves it there; past
+ * the end FLOW_EOS_MAX_INSN bounds the flow instead.  Brent's method: the
  * jump and the state of the trace are saved after 1, 2, 4, ... jumps;
  * meeting both again is a cycle.  Trace taken in between (packets, TNT
  * bits, events, a trigger counting instructions) starts over. */
-static int no_trace_cycle(struct flow *f, uint64_t ip)
+int flow_no_trace_cycle(struct flow *f, uint64_t ip)
 {
 	const struct hwt_pt_query *q = f->q;
 	const struct hwt_pt_event *ev;
+	if (f->eos_insns && q->eos)
+		return 0;
 	uint64_t pos = qry_pos(q);
 	int flags = q->eos | q->fup_pending << 1;
 	int same = pos == f->cyc.pos && q->tnt_n == f->cyc.tnt_n && q->nready == f->cyc.nready &&
@@ -645,11 +652,6 @@ int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *trun
 		f->postponed = 1;
 		f->pinsn = *xi;
 		return flow_status(f) | HWT_PTS_EVENT_PENDING;
-	}
-	if ((xi->iclass == HWT_INSN_JMP || xi->iclass == HWT_INSN_CALL) &&
-	    !(f->eos_insns && f->q->eos) && no_trace_cycle(f, xi->ip)) {
-		*have_insn = 0; /* the flow stays at the jump */
-		return HWT_ERR_BAD_QUERY;
 	}
 	err = flow_proceed(f, xi);
 	if (err < 0)

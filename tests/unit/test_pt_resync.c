@@ -35,8 +35,9 @@
 #define MAXITEM 256
 #define LOG_RUN 64 /* instructions logged between two events */
 
-/* The image; the letters are the labels the traces use. */
-static const uint8_t code[] = {
+/* The image; the letters are the labels the traces use.  Zeros after the
+ * code leave the 15 bytes that decode caches want after an instruction. */
+static const uint8_t code[0x30] = {
     0x90,			  /* A +00: nop */
     0xeb, 0x03,			  /*   +01: jmp B */
     0x90, 0x90, 0x90,		  /*   +03: nop x3 */
@@ -484,6 +485,7 @@ static int run_hwt(const struct trace *t, int block, int resync, struct log *l)
 			if (block) {
 				struct hwt_pt_block b;
 				st = hwt_pt_block_next(db, &b);
+				insns += (int)b.ninsn;
 				for (uint32_t i = 0; i < b.ninsn; i++)
 					if (++run <= LOG_RUN)
 						add(l, IT_INSN, 0, 0, 0, b.ips[i], 0);
