@@ -573,11 +573,11 @@ int flow_no_trace_cycle(struct flow *f, uint64_t ip)
 	int same = pos == f->cyc.pos && q->tnt_n == f->cyc.tnt_n && q->nready == f->cyc.nready &&
 		   q->nwait == f->cyc.nwait && flags == f->cyc.flags && f->cyc.lim;
 
-	if (same && ip == f->cyc.ip)
-		return 1;
 	for (int i = 0; same && (ev = qry_ready(f->q, i)); i++)
 		if (ev->type == HWT_EV_TRIG && ev->ip_suppressed && ev->u.trig.icntv)
-			same = 0;
+			same = 0; /* counting down: not a cycle */
+	if (same && ip == f->cyc.ip)
+		return 1;
 	if (same && ++f->cyc.n < f->cyc.lim)
 		return 0;
 	f->cyc.lim = same ? f->cyc.lim * 2 : 1;
