@@ -219,9 +219,13 @@ static inline int flow_quick_proceed(struct flow *f, const struct run *r, uint64
 		f->ip = taken ? r->target : next;
 		return 1;
 	case HWT_INSN_JMP:
+		if (flow_no_trace_cycle(f, last_ip))
+			return 0; /* flow_proceed reports it */
 		f->ip = r->target;
 		return 1;
 	case HWT_INSN_CALL:
+		if (flow_no_trace_cycle(f, last_ip))
+			return 0; /* flow_proceed reports it */
 		if (r->target != next)
 			retstack_push(&f->rs, next);
 		f->ip = r->target;
