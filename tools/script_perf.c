@@ -496,7 +496,8 @@ static void on_insn(struct engine *e, const struct hwt_pt_insn *in, int have_tim
 }
 
 /* One instruction of a block (the general case of on_block). */
-static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int mode)
+static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int mode, int have_time,
+		     uint64_t t)
 {
 	int at_stop = e->holding && ip == e->stop_ip && !e->pend_overflow;
 	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
@@ -506,7 +507,8 @@ static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int 
 		if (taken) {
 			if (at_stop)
 				flush_pending(e);
-			emit_branch(e, e->prev_ip, ip, hwt_branch_kind_of(e->prev_class), 0, 0);
+			emit_branch(e, e->prev_ip, ip, hwt_branch_kind_of(e->prev_class), have_time,
+				    t);
 		}
 	}
 	if (at_stop) {
@@ -523,20 +525,28 @@ static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int 
 /* A block of n instructions.  With end_on_call and end_on_jump set, the
  * block decoder ends a block at every branch, so its instructions are in
  * sequence and only its first one can be a branch target; the stop ip of
- * a held region inside the block needs a look at each instruction. */
-static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class)
+ * a held region inside the block needs a look at each instruction.
+ * Times as the instruction decoder gives them (the time after each
+ * instruction executed): tb, from before the block, for the instructions
+ * that need no trace (all but the last); ta, from after it, for the last. */
+static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class,
+		     int hb, uint64_t tb, int ha, uint64_t ta)
 {
 	if (!n)
 		return;
 	const uint64_t *ips = b->ips;
 	const uint8_t *sz = b->sizes;
 	uint64_t stop = e->holding && !e->pend_overflow ? e->stop_ip : 0;
-	block_ip(e, ips[0], sz[0], n > 1 ? HWT_INSN_OTHER : last_class, b->mode);
-	if (n > 1 && stop > ips[0] && stop <= ips[n - 1]) {
-		for (uint32_t i = 1; i < n; i++)
-			block_ip(e, ips[i], sz[i], i + 1 < n ? HWT_INSN_OTHER : last_class,
-				 b->mode);
-	} else if (n > 1) {
+	if (n == 1) {
+		block_ip(e, ips[0], sz[0], last_class, b->mode, ha, ta);
+	} else if (stop > ips[0] && stop <= ips[n - 1]) {
+		for (uint32_t i = 0; i < n; i++) {
+			int last = i + 1 == n;
+			block_ip(e, ips[i], sz[i], last ? last_class : HWT_INSN_OTHER, b->mode,
+				 last ? ha : hb, last ? ta : tb);
+		}
+	} else {
+		block_ip(e, ips[0], sz[0], HWT_INSN_OTHER, b->mode, hb, tb);
 		e->prev_ip = ips[n - 1];
 		e->prev_end = ips[n - 1] + sz[n - 1];
 	}
@@ -626,6 +636,17 @@ static void handle_event(struct engine *e, const struct hwt_pt_event *ev, int ha
 	}
 }
 
+/* The block decoder's time now, in ns: 1 and *t, or 0 if unknown. */
+static int blk_time(struct engine *e, uint64_t *t)
+{
+	uint64_t tsc;
+	uint32_t lm, lc;
+	if (hwt_pt_block_time(e->bd, &tsc, &lm, &lc) < 0)
+		return 0;
+	*t = tsc_to_ns(e, tsc);
+	return 1;
+}
+
 /* Decode one region [data, data+n) of queue q whose first byte is at
  * stream offset base.  next_psb: the PSB that follows it (NULL at the end
  * of the stream). */
@@ -659,9 +680,10 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	opt.size = sizeof(opt);
 	opt.query.size = sizeof(opt.query);
 	int want_time = e->c->want_time || q->per_cpu;
-	/* Branches only, no time: blocks (one decoder call per block).  The
+	/* Branches only: blocks (one decoder call per block; per-CPU needs
+	 * the time at every instruction for the thread that runs).  The
 	 * decode cache belongs to the image of one process generation. */
-	int blk = !e->c->insn && !want_time;
+	int blk = !e->c->insn && !q->per_cpu;
 	if (!e->pc)
 		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
 	if (e->pc &&
@@ -727,11 +749,17 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 		 * PSB. */
 		if (e->bd) {
 			struct hwt_pt_block b;
+			int hb = 0, ha = 0;
+			uint64_t tb = 0, ta = 0;
+			if (want_time)
+				hb = blk_time(e, &tb);
 			st = hwt_pt_block_next(e->bd, &b);
+			if (want_time)
+				ha = blk_time(e, &ta);
 			if (st >= 0)
-				on_block(e, &b, b.ninsn, b.iclass);
+				on_block(e, &b, b.ninsn, b.iclass, hb, tb, ha, ta);
 			else if (b.ninsn > 1) /* the last one failed (as with insn_next) */
-				on_block(e, &b, b.ninsn - 1, HWT_INSN_JCC);
+				on_block(e, &b, b.ninsn - 1, HWT_INSN_JCC, hb, tb, hb, tb);
 			continue;
 		}
 		struct hwt_pt_insn in;
