@@ -9,13 +9,19 @@
 # plugin's raw stream packed by script_mkdata, a file perf script decodes)
 # for perf script.
 # Then times, in CPU seconds (user+sys; steady on a busy machine):
-#   hwt     hwt script --branches --format tsv > /dev/null (whole command)
-#   libipt  pt_blk_* over the same AUXTRACE data and mapped files
+#   hwt     hwt's block decoder over the AUXTRACE data and mapped files
+#           (bench/bench_hwt_flow.c, decode loop only)
+#   libipt  pt_blk_* over the same data and files, the same loop
 #           (bench/bench_flow.c, decode loop only)
+#   script  hwt script --branches --format tsv > /dev/null (whole command:
+#           reading the file, decoding, printing every taken branch)
 #   perf    perf script --itrace=b -F tid,ip,addr > /dev/null on the small
 #           recording (perf is too slow for the big one), MB/s of its trace
 # and prints one line:
-#   flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ratio-vs-libipt R1, ratio-vs-perf R2
+#   flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ratio-vs-libipt R1, ratio-vs-perf R2 (...)
+# where the parenthesis gives the whole hwt script command's speed and its
+# ratio to perf script (both print every branch), and says FAIL if the two
+# decoders disagree on the number of instructions.
 set -u
 B=${1:?usage: bench/bench_flow.sh BUILD}
 H=$B/hwt
@@ -64,18 +70,24 @@ cpu() { # CMD...: CPU seconds of CMD (stdout discarded)
 	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%.3f", a[1] + a[2] }'
 }
 
-read -r _ bytes libipt_s _ <<<"$("$BF" time "$C/flow.data")"
+HF=$B/bench/bench_hwt_flow
+[ -x "$HF" ] || { echo "flow-decode: SKIP ($HF missing)"; exit 0; }
+read -r _ bytes libipt_s _ libipt_insns <<<"$("$BF" time "$C/flow.data")"
+read -r _ _ hwt_s _ hwt_insns <<<"$("$HF" "$C/flow.data")"
 read -r _ sbytes _ <<<"$("$BF" time "$C/flow-small.data")"
-hwt_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv)
+script_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv)
 perf_s=SKIP
 if command -v perf >/dev/null &&
 	[ "$(perf script --itrace=b -F tid,ip,addr -i "$C/flow-small.data" 2>/dev/null | head -n 100 | wc -l)" = 100 ]; then
 	perf_s=$(cpu perf script --itrace=b -F tid,ip,addr -i "$C/flow-small.data")
 fi
-awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v p="$perf_s" -v how="$(cat "$C/flow.how")" 'BEGIN {
+same=ok
+[ "$hwt_insns" = "$libipt_insns" ] || same="FAIL: instructions hwt $hwt_insns, libipt $libipt_insns"
+awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v p="$perf_s" -v w="$script_s" \
+	-v same="$same" -v how="$(cat "$C/flow.how")" 'BEGIN {
 	mb = b / 1e6; smb = sb / 1e6
-	hx = mb / (h > 0 ? h : 1e-9); ly = mb / (l > 0 ? l : 1e-9)
+	hx = mb / (h > 0 ? h : 1e-9); ly = mb / (l > 0 ? l : 1e-9); wx = mb / (w > 0 ? w : 1e-9)
 	if (p == "SKIP") { pz = 0 } else { pz = smb / (p > 0 ? p : 1e-9) }
 	printf "flow-decode: hwt %.1f MB/s, libipt-blk %.1f MB/s, perf-script %s MB/s, ratio-vs-libipt %.2f, ratio-vs-perf %s", hx, ly, (pz ? sprintf("%.2f", pz) : "n/a"), hx / ly, (pz ? sprintf("%.1f", hx / pz) : "n/a")
-	printf " (%.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time)\n", mb, how, smb
+	printf " (hwt script --branches --format tsv: %.1f MB/s, %s x perf script; %.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time; instructions %s)\n", wx, (pz ? sprintf("%.1f", wx / pz) : "n/a"), mb, how, smb, same
 }'

@@ -21,7 +21,11 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 pass=0 fail=0 skip=0
 log=$(mktemp)
 known=$(dirname "$0")/known-failures.txt
-trap 'rm -f "$log" "$log.k"' EXIT
+# hwt record and perf record save the vdso into a build-id cache: keep the
+# tests' copies out of the user's ~/.debug
+bidc=$(mktemp -d)
+export PERF_BUILDID_DIR=${HWT_TEST_BUILDID_DIR:-$bidc}
+trap 'rm -rf "$log" "$log.k" "$bidc"' EXIT
 
 run_one() {
 	local name=$1

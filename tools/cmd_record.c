@@ -40,7 +40,7 @@
 static const char usage_text[] =
     "usage: hwt record [-e EVENT[/TERMS/][u]] [--emulate|--no-emulate] [-o FILE] [-m SIZE]\n"
     "                  [-S[SIZE]] [--filter SPEC] [--truth FILE]\n"
-    "                  [-p PID | -t TID | -a | -C LIST] [--] [CMD ARGS...]\n"
+    "                  [-p PID | -t TID | -a | -C LIST] [-N] [--] [CMD ARGS...]\n"
     "Record CMD (or a running process, or CPUs) into a perf.data file.\n"
     "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, dummy (sideband\n"
     "                  only); terms as perf's: intel_pt/tsc,mtc,mtc_period=3,cyc,\n"
@@ -57,6 +57,8 @@ static const char usage_text[] =
     "  --truth FILE    emulated unit: write the branch ground truth to FILE\n"
     "  -p PID, -t TID  attach to a running process / thread\n"
     "  -a, -C LIST     trace all / the listed CPUs (needs perf_event_paranoid <= 0)\n"
+    "  -N, --no-buildid-cache  do not save the vdso into the build-id cache\n"
+    "                  ($PERF_BUILDID_DIR, else ~/.debug; its build-id is in FILE)\n"
     "Exit status: the program's (128+N if killed by signal N); 2 on setup errors.\n";
 
 static volatile sig_atomic_t g_stop, g_snap;
@@ -162,7 +164,7 @@ static int elf_machine(const char *path)
 
 struct rec_opts {
 	const char *event, *output, *filter, *truth;
-	int emulate, all_cpus, snapshot;
+	int emulate, all_cpus, snapshot, no_buildid_cache;
 	uint64_t aux_bytes, data_bytes, snapshot_bytes;
 	pid_t pid, tid;
 	int *cpus;
@@ -201,6 +203,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->event = val;
 		} else if (!strncmp(a, "-e", 2) && a[2]) {
 			o->event = a + 2;
+		} else if (!strcmp(a, "-N") || !strcmp(a, "--no-buildid-cache")) {
+			o->no_buildid_cache = 1;
 		} else if (!strcmp(a, "--emulate")) {
 			o->emulate = 1;
 		} else if (!strcmp(a, "--no-emulate")) {
@@ -382,6 +386,8 @@ int hwt_cmd_record(int argc, char **argv)
 		free(o.cpus);
 		return 2;
 	}
+	rec.vdso = !unit->emulated;
+	rec.no_buildid_cache = o.no_buildid_cache;
 	if (hwt_record_open_output(&rec, o.output, argc, argv, err, sizeof(err))) {
 		cli_err("record", "%s", err);
 		hwt_session_close(s);

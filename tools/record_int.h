@@ -20,6 +20,10 @@ struct hwt_record {
 	 * records (the clock behind each AUXTRACE record's reference) */
 	uint64_t *last_time;
 	size_t nlast;
+	/* the programs run on this kernel (not emulated): name the vdso's
+	 * build-id in the file and, unless no_buildid_cache, save the vdso
+	 * into the build-id cache */
+	int vdso, no_buildid_cache;
 };
 
 /* The session sink that writes into rec (valid once begin() ran). */

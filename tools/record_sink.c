@@ -29,6 +29,7 @@
 #include "hwt/error.h"
 #include "hwt/perf_records.h"
 #include "record_int.h"
+#include "vdso.h"
 
 /* Control-page fields read for TIME_CONV beyond those pinned in
  * hwt/perf_records.h. */
@@ -338,6 +339,28 @@ out:
 	return e < 0 ? e : 0;
 }
 
+/* The running vdso (the one the recorded programs see): its build-id in
+ * the BUILD_ID feature, the bytes in the build-id cache (as perf record
+ * does, so that decoders find the vdso's code). */
+static void add_vdso(struct hwt_record *rec)
+{
+	const uint8_t *d;
+	size_t n, len;
+	uint8_t id[20];
+	char dir[4096];
+	if (vdso_self(&d, &n) || elf_mem_build_id(d, n, id, &len))
+		return;
+	if (hwt_perf_writer_add_build_id(rec->w, -1, PERF_RECORD_MISC_USER, id, len, "[vdso]"))
+		return;
+	if (rec->no_buildid_cache || buildid_dir(dir, sizeof(dir)))
+		return;
+	if (vdso_cache_save(dir, id, len, d, n))
+		fprintf(stderr,
+			"hwt record: cannot save the vdso into the build-id cache '%s' (set "
+			"PERF_BUILDID_DIR, or -N to skip)\n",
+			dir);
+}
+
 int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, size_t errlen)
 {
 	struct hwt_stream **v;
@@ -356,6 +379,8 @@ int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, 
 		tc.cap_user_time_short = pg->cap_user_time_short;
 		e = hwt_perf_writer_write_time_conv(rec->w, &tc);
 	}
+	if (!e && rec->vdso)
+		add_vdso(rec);
 	if (!e)
 		e = hwt_perf_writer_finish(rec->w);
 	hwt_perf_writer_free(rec->w);

@@ -4,8 +4,7 @@
  * Design: one pass over the records in file order.  Sideband (COMM exec,
  * MMAP/MMAP2, FORK) updates a table of processes (hwt/process.h) and
  * threads; each AUXTRACE chunk is decoded when it is met, with the image of
- * its thread's process (per-CPU queues: an image holding every process's
- * mappings, threads attributed by context-switch sideband).  A queue's
+ * its thread's process (per-CPU queues: at the end, see below).  A queue's
  * chunks are decoded in regions that start at a PSB and end at the next
  * region's PSB: the middle of a chunk in place (zero copy), the piece that
  * straddles two chunks through a small carry buffer, so memory is bounded
@@ -25,8 +24,12 @@
  * region costs little (its instruction cache refills in well under 1% of
  * the run).  Every decoder error is reported as a
  * gap with its offset in the AUX stream and decoding resumes at the next
- * PSB.  Limits: no vdso code unless the recording maps it from a file; the
- * per-CPU thread attribution is by switch records in file order.
+ * PSB.  The vdso's code comes from the build-id cache (the build-id from
+ * the file's BUILD_ID feature).  Per-CPU recordings: the switch records of
+ * the whole file say which thread runs when; each CPU's trace is joined
+ * (held in memory) and its PSB-to-PSB regions, of all CPUs, are decoded
+ * in the order of their PSB's time, after all sideband, with one image of
+ * every process's mappings.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +46,7 @@
 #include "hwt/x86.h"
 #include "out/out.h"
 #include "script_perf.h"
+#include "vdso.h"
 
 /* ---------------- symbol cache ---------------- */
 #define SC_SIZE 8192
@@ -135,6 +139,30 @@ struct proc_ent {
 struct switch_ev {
 	uint64_t time;
 	uint32_t tid;
+	uint32_t seq; /* file order, for a stable sort */
+};
+
+/* Per-CPU recordings: which thread a CPU runs from when (ITRACE_START and
+ * switch-in records, sorted by time); the CPU's trace as contiguous
+ * segments (AUXTRACE payloads joined); and the PSB-to-PSB regions of all
+ * CPUs, decoded in order of their PSB's time. */
+struct cpu_tl {
+	uint32_t cpu;
+	struct switch_ev *sw;
+	size_t nsw, capsw;
+};
+
+struct cpu_seg {
+	size_t qi;
+	uint8_t *d;
+	size_t n;
+	uint64_t base;
+};
+
+struct cpu_region {
+	uint64_t time;
+	size_t seg, off, n;
+	int have_next;
 };
 
 struct queue {
@@ -175,6 +203,14 @@ struct engine {
 	struct hwt_process *all; /* every mapping of every process (per-CPU) */
 	struct queue *queues;
 	size_t nqueues;
+	struct cpu_tl *tls; /* per-CPU: switch timelines, until queues take them */
+	size_t ntls;
+	struct cpu_seg *segs;
+	size_t nsegs;
+	int have_rtime; /* per-CPU: the time of the region being decoded */
+	uint64_t rtime;
+	uint8_t *vdso; /* the recording's vdso (build-id cache), or NULL */
+	size_t vdso_size;
 	struct hwt_pt_config cfg;
 	struct hwt_perf_intel_pt_info info;
 	int have_info, have_conv;
@@ -192,14 +228,15 @@ struct engine {
 					  * instructions or time */
 	int have_prev;
 	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size
-				     * (prev_end 0: ask the size cache) */
+				     * (prev_end 0: size unknown) */
 	int prev_class, prev_mode;
-	/* block mode: instruction sizes by ip, for the image szc_img of
-	 * process szc_proc at generation szc_gen */
-	struct szc_ent *szc;
-	const struct hwt_image *szc_img;
-	const struct hwt_process *szc_proc;
-	uint64_t szc_gen;
+	/* the decoders' decode cache, shared by the regions decoded one
+	 * after the other; it holds the code of image pc_img of process
+	 * pc_proc at generation pc_gen */
+	struct hwt_pt_cache *pc;
+	const struct hwt_image *pc_img;
+	const struct hwt_process *pc_proc;
+	uint64_t pc_gen;
 	int holding;	  /* non-final region with a stop ip */
 	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
 	struct pending *pend;
@@ -236,8 +273,8 @@ static void proc_replace(struct engine *e, uint32_t pid, struct hwt_process *np)
 {
 	for (size_t i = 0; i < e->nprocs; i++)
 		if (e->procs[i].pid == pid) {
-			if (e->szc_proc == e->procs[i].p)
-				e->szc_proc = NULL; /* the size cache is stale */
+			if (e->pc_proc == e->procs[i].p)
+				e->pc_proc = NULL; /* the decode cache is stale */
 			hwt_process_free(e->procs[i].p);
 			e->procs[i].p = np;
 			return;
@@ -342,45 +379,13 @@ static int psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
 	return 0;
 }
 
-/* ---------------- instruction sizes (block mode) ---------------- */
-/* The block decoder gives the addresses of a block's instructions, not
- * their sizes; a taken conditional branch inside a block shows as a jump
- * in the addresses unless its target is within 15 bytes, where only the
- * size tells.  Sizes are decoded once per address (a miss: an image read
- * and an x86 decode) and kept in a direct-mapped table. */
-#define SZC_SIZE 8192
-
-struct szc_ent {
-	uint64_t ip1; /* ip + 1 (0: empty) */
-	uint8_t size; /* 0: unknown */
-};
-
-static unsigned insn_size(struct engine *e, uint64_t ip, int mode)
-{
-	struct szc_ent *s = &e->szc[(ip ^ (ip >> 13)) & (SZC_SIZE - 1)];
-	if (s->ip1 == ip + 1)
-		return s->size;
-	uint8_t buf[15];
-	struct hwt_x86_insn xi;
-	unsigned size = 0;
-	int n = hwt_image_read(e->img, ip, buf, sizeof(buf));
-	if (n > 0 && !hwt_x86_decode(buf, (size_t)n, ip, mode ? mode : 64, &xi))
-		size = xi.size;
-	s->ip1 = ip + 1;
-	s->size = (uint8_t)size;
-	return size;
-}
-
 /* Does the previous instruction fall through to ip? */
 static int falls_through(struct engine *e, uint64_t ip)
 {
 	if (e->prev_end)
 		return ip == e->prev_end;
-	uint64_t d = ip - e->prev_ip;
-	if (!d || d > 15)
-		return 0;
-	unsigned sz = insn_size(e, e->prev_ip, e->prev_mode);
-	return sz ? d == sz : 1;
+	uint64_t d = ip - e->prev_ip; /* size unknown: close enough */
+	return d && d <= 15;
 }
 
 /* ---------------- delivery ---------------- */
@@ -482,7 +487,7 @@ static void on_insn(struct engine *e, const struct hwt_pt_insn *in, int have_tim
 }
 
 /* One instruction of a block (the general case of on_block). */
-static void block_ip(struct engine *e, uint64_t ip, int cls, int mode)
+static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int mode)
 {
 	int at_stop = e->holding && ip == e->stop_ip && !e->pend_overflow;
 	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
@@ -500,57 +505,61 @@ static void block_ip(struct engine *e, uint64_t ip, int cls, int mode)
 		e->pend_active = 1;
 	}
 	e->prev_ip = ip;
-	e->prev_end = 0;
+	e->prev_end = ip + size;
 	e->prev_mode = mode;
 	e->prev_class = cls;
 	e->have_prev = 1;
 }
 
-/* A block of n instructions: all but the last are not branches or are
- * conditional branches (the block decoder ends blocks at every other
- * branch: end_on_call and end_on_jump are set).  The common step, to the
- * next instruction in sequence (the size cache says so), is done inline. */
+/* A block of n instructions.  With end_on_call and end_on_jump set, the
+ * block decoder ends a block at every branch, so its instructions are in
+ * sequence and only its first one can be a branch target; the stop ip of
+ * a held region inside the block needs a look at each instruction. */
 static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class)
 {
 	if (!n)
 		return;
 	const uint64_t *ips = b->ips;
+	const uint8_t *sz = b->sizes;
 	uint64_t stop = e->holding && !e->pend_overflow ? e->stop_ip : 0;
-	block_ip(e, ips[0], n > 1 ? HWT_INSN_JCC : last_class, b->mode);
-	for (uint32_t i = 1; i < n; i++) {
-		uint64_t ip = ips[i], prev = ips[i - 1], d = ip - prev;
-		if (ip != stop && d - 1 < 15) {
-			const struct szc_ent *s = &e->szc[(prev ^ (prev >> 13)) & (SZC_SIZE - 1)];
-			if (s->ip1 == prev + 1 && s->size == d) {
-				e->prev_ip = ip; /* in sequence: no branch */
-				continue;
-			}
-		}
-		block_ip(e, ip, i + 1 < n ? HWT_INSN_JCC : last_class, b->mode);
+	block_ip(e, ips[0], sz[0], n > 1 ? HWT_INSN_OTHER : last_class, b->mode);
+	if (n > 1 && stop > ips[0] && stop <= ips[n - 1]) {
+		for (uint32_t i = 1; i < n; i++)
+			block_ip(e, ips[i], sz[i], i + 1 < n ? HWT_INSN_OTHER : last_class, b->mode);
+	} else if (n > 1) {
+		e->prev_ip = ips[n - 1];
+		e->prev_end = ips[n - 1] + sz[n - 1];
 	}
 	e->prev_class = last_class;
 }
 
+/* Per-CPU: the thread that runs at time t is the last one switched in at
+ * or before t (the first one if t precedes them all). */
 static void thread_for_time(struct engine *e, int have_time, uint64_t t)
 {
 	struct queue *q = e->q;
-	if (!q->per_cpu || !q->nsw)
+	if (!q->per_cpu || !q->nsw || !have_time)
 		return;
-	size_t i = q->cur;
-	if (have_time) {
-		while (i + 1 < q->nsw && q->sw[i + 1].time <= t)
-			i++;
-	} else {
-		i = q->nsw - 1;
-	}
-	if (i != q->cur || !e->th || e->th->tid != q->sw[i].tid) {
-		q->cur = i;
-		struct sp_thread *th = thread_get(e, q->sw[i].tid, (uint32_t)-1);
-		if (th && th != e->th) {
-			flush_pending(e);
-			e->have_prev = 0;
-			e->th = th;
+	size_t i = q->cur < q->nsw ? q->cur : 0;
+	if (q->sw[i].time > t || (i + 1 < q->nsw && q->sw[i + 1].time <= t)) {
+		size_t lo = 0, hi = q->nsw;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (q->sw[mid].time <= t)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		i = lo ? lo - 1 : 0;
+	}
+	q->cur = i;
+	if (e->th && e->th->tid == q->sw[i].tid)
+		return;
+	struct sp_thread *th = thread_get(e, q->sw[i].tid, (uint32_t)-1);
+	if (th && th != e->th) {
+		flush_pending(e);
+		e->have_prev = 0;
+		e->th = th;
 	}
 }
 
@@ -623,8 +632,7 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	struct hwt_process *p;
 	if (q->per_cpu) {
 		p = e->all;
-		thread_for_time(e, 0, 0);
-		q->cur = 0;
+		thread_for_time(e, e->have_rtime, e->rtime);
 	} else {
 		p = proc_get(e, e->th->pid, 1);
 	}
@@ -642,20 +650,19 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	opt.size = sizeof(opt);
 	opt.query.size = sizeof(opt.query);
 	int want_time = e->c->want_time || q->per_cpu;
-	/* Branches only, no time: blocks (one decoder call per block); the
-	 * size cache belongs to the image of one process generation. */
+	/* Branches only, no time: blocks (one decoder call per block).  The
+	 * decode cache belongs to the image of one process generation. */
 	int blk = !e->c->insn && !want_time;
-	if (blk && !e->szc) {
-		e->szc = calloc(SZC_SIZE, sizeof(*e->szc));
-		blk = e->szc != NULL;
+	if (!e->pc)
+		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
+	if (e->pc && (e->pc_img != e->img || e->pc_proc != p ||
+		      e->pc_gen != hwt_process_generation(p))) {
+		hwt_pt_cache_clear(e->pc);
+		e->pc_img = e->img;
+		e->pc_proc = p;
+		e->pc_gen = hwt_process_generation(p);
 	}
-	if (blk &&
-	    (e->szc_img != e->img || e->szc_proc != p || e->szc_gen != hwt_process_generation(p))) {
-		memset(e->szc, 0, SZC_SIZE * sizeof(*e->szc));
-		e->szc_img = e->img;
-		e->szc_proc = p;
-		e->szc_gen = hwt_process_generation(p);
-	}
+	opt.cache = e->pc;
 	if (blk) {
 		opt.end_on_call = 1;
 		opt.end_on_jump = 1;
@@ -970,6 +977,26 @@ static const char *rec_str(const struct hwt_perf_record *rec, size_t off)
 	return memchr(s, 0, max) ? s : NULL;
 }
 
+/* A record that says which thread runs on its CPU from its time on
+ * (ITRACE_START, a switch-in): 1 and *tid, *pid; else 0. */
+static int switch_in(const struct hwt_perf_record *rec, uint32_t *tid, uint32_t *pid)
+{
+	if (!rec->have_sid ||
+	    (rec->type != PERF_RECORD_ITRACE_START && rec->type != PERF_RECORD_SWITCH &&
+	     rec->type != PERF_RECORD_SWITCH_CPU_WIDE))
+		return 0;
+	if (rec->type != PERF_RECORD_ITRACE_START && (rec->misc & PERF_RECORD_MISC_SWITCH_OUT))
+		return 0;
+	*tid = rec->sid.tid;
+	*pid = rec->sid.pid;
+	if (rec->type == PERF_RECORD_ITRACE_START &&
+	    rec->size >= sizeof(struct hwt_perf_rec_itrace_start)) {
+		*tid = ((const struct hwt_perf_rec_itrace_start *)rec->hdr)->tid;
+		*pid = ((const struct hwt_perf_rec_itrace_start *)rec->hdr)->pid;
+	}
+	return 1;
+}
+
 static void on_sideband(struct engine *e, const struct hwt_perf_record *rec)
 {
 	const void *h = rec->hdr;
@@ -999,6 +1026,13 @@ static void on_sideband(struct engine *e, const struct hwt_perf_record *rec)
 		if (!path || m->pid == (uint32_t)-1 || !m->len)
 			break;
 		struct hwt_process *p = proc_get(e, m->pid, 1);
+		if (e->vdso && !strcmp(path, "[vdso]")) {
+			size_t n = e->vdso_size < m->len ? e->vdso_size : (size_t)m->len;
+			if (p)
+				hwt_process_map_mem(p, m->addr, e->vdso, n, path);
+			hwt_process_map_mem(e->all, m->addr, e->vdso, n, path);
+			break;
+		}
 		if (p)
 			hwt_process_mmap(p, m->addr, m->len, m->pgoff, prot, path);
 		hwt_process_mmap(e->all, m->addr, m->len, m->pgoff, prot, path);
@@ -1021,40 +1055,227 @@ static void on_sideband(struct engine *e, const struct hwt_perf_record *rec)
 	case PERF_RECORD_ITRACE_START:
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
-		if (!rec->have_sid)
-			break;
-		if (rec->type != PERF_RECORD_ITRACE_START &&
-		    (rec->misc & PERF_RECORD_MISC_SWITCH_OUT))
-			break;
-		uint32_t tid = rec->sid.tid, pid = rec->sid.pid;
-		if (rec->type == PERF_RECORD_ITRACE_START &&
-		    rec->size >= sizeof(struct hwt_perf_rec_itrace_start)) {
-			tid = ((const struct hwt_perf_rec_itrace_start *)h)->tid;
-			pid = ((const struct hwt_perf_rec_itrace_start *)h)->pid;
-		}
-		thread_get(e, tid, pid);
-		/* the switch timeline of the CPU's queue */
-		struct queue *q = NULL;
-		for (size_t i = 0; i < e->nqueues; i++)
-			if (e->queues[i].per_cpu && e->queues[i].cpu == rec->sid.cpu)
-				q = &e->queues[i];
-		if (!q)
-			break;
-		if (q->nsw == q->capsw) {
-			size_t nc = q->capsw ? 2 * q->capsw : 64;
-			struct switch_ev *nv = realloc(q->sw, nc * sizeof(*nv));
-			if (!nv)
-				break;
-			q->sw = nv;
-			q->capsw = nc;
-		}
-		q->sw[q->nsw].time = rec->sid.time;
-		q->sw[q->nsw++].tid = tid;
+		uint32_t tid, pid;
+		if (switch_in(rec, &tid, &pid))
+			thread_get(e, tid, pid);
 		break;
 	}
 	default:
 		break;
 	}
+}
+
+/* The vdso the recording names in its BUILD_ID feature (perf.data-file-
+ * format.txt: records of header, pid, 24 bytes of build-id whose 21st byte
+ * is the length when misc has bit 15, name padded to 64), read from the
+ * build-id cache as perf record left it. */
+static void load_vdso(struct engine *e, struct hwt_perf_reader *r)
+{
+	size_t size = 0;
+	const uint8_t *f = hwt_perf_reader_feature(r, HWT_FEAT_BUILD_ID, &size);
+	char dir[4096];
+	if (!f || buildid_dir(dir, sizeof(dir)))
+		return;
+	for (size_t off = 0; off + 36 < size;) {
+		struct perf_event_header h;
+		memcpy(&h, f + off, sizeof(h));
+		if (h.size <= 36 || h.size > size - off)
+			break;
+		const uint8_t *rec = f + off;
+		size_t len = h.misc & (1u << 15) ? rec[32] : 20;
+		const char *name = (const char *)rec + 36;
+		if (len && len <= 20 && memchr(name, 0, h.size - 36) && !strcmp(name, "[vdso]") &&
+		    !vdso_cache_load(dir, rec + 12, len, &e->vdso, &e->vdso_size))
+			return;
+		off += h.size;
+	}
+}
+
+/* ---------------- per-CPU recordings ---------------- */
+/* First pass: a switch-in or ITRACE_START goes to its CPU's timeline. */
+static void tl_add(struct engine *e, const struct hwt_perf_record *rec)
+{
+	uint32_t tid, pid;
+	if (!switch_in(rec, &tid, &pid))
+		return;
+	struct cpu_tl *tl = NULL;
+	for (size_t i = 0; i < e->ntls; i++)
+		if (e->tls[i].cpu == rec->sid.cpu)
+			tl = &e->tls[i];
+	if (!tl) {
+		struct cpu_tl *nv = realloc(e->tls, (e->ntls + 1) * sizeof(*nv));
+		if (!nv)
+			return;
+		e->tls = nv;
+		tl = &e->tls[e->ntls++];
+		memset(tl, 0, sizeof(*tl));
+		tl->cpu = rec->sid.cpu;
+	}
+	if (tl->nsw == tl->capsw) {
+		size_t nc = tl->capsw ? 2 * tl->capsw : 64;
+		struct switch_ev *nv = realloc(tl->sw, nc * sizeof(*nv));
+		if (!nv)
+			return;
+		tl->sw = nv;
+		tl->capsw = nc;
+	}
+	tl->sw[tl->nsw].time = rec->sid.time;
+	tl->sw[tl->nsw].tid = tid;
+	tl->sw[tl->nsw].seq = (uint32_t)tl->nsw;
+	tl->nsw++;
+}
+
+static int sw_cmp(const void *a, const void *b)
+{
+	const struct switch_ev *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* After the first pass: each per-CPU queue takes its CPU's timeline. */
+static void tl_attach(struct engine *e)
+{
+	for (size_t i = 0; i < e->ntls; i++) {
+		struct cpu_tl *tl = &e->tls[i];
+		if (tl->nsw)
+			qsort(tl->sw, tl->nsw, sizeof(*tl->sw), sw_cmp);
+		for (size_t k = 0; k < e->nqueues && tl->sw; k++) {
+			struct queue *q = &e->queues[k];
+			if (q->per_cpu && q->cpu == tl->cpu && !q->sw) {
+				q->sw = tl->sw;
+				q->nsw = tl->nsw;
+				q->capsw = tl->capsw;
+				tl->sw = NULL;
+			}
+		}
+		free(tl->sw);
+	}
+	free(e->tls);
+	e->tls = NULL;
+	e->ntls = 0;
+}
+
+/* The queue's joined trace (in its carry buffer) becomes a segment. */
+static void cpu_seg_end(struct engine *e, struct queue *q)
+{
+	if (!q->clen)
+		return;
+	struct cpu_seg *nv = realloc(e->segs, (e->nsegs + 1) * sizeof(*nv));
+	if (!nv) {
+		q->clen = 0;
+		return;
+	}
+	e->segs = nv;
+	nv[e->nsegs].qi = (size_t)(q - e->queues);
+	nv[e->nsegs].d = q->carry;
+	nv[e->nsegs].n = q->clen;
+	nv[e->nsegs++].base = q->carry_off;
+	q->carry = NULL;
+	q->clen = q->ccap = 0;
+}
+
+/* An AUXTRACE payload of a per-CPU queue: appended to the current segment
+ * if it continues it (payloads are zero-padded to 8 bytes: one that starts
+ * in the previous one's padding continues it), else it starts one. */
+static void cpu_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
+		      uint64_t aux_off)
+{
+	if (q->clen && q->have_next && aux_off < q->next_off && q->next_off - aux_off < 8 &&
+	    q->next_off - aux_off <= q->clen)
+		q->clen -= (size_t)(q->next_off - aux_off);
+	else if (q->clen && aux_off != q->next_off)
+		cpu_seg_end(e, q);
+	if (!q->clen)
+		q->carry_off = aux_off;
+	if (carry_append(q, data, n))
+		cpu_seg_end(e, q);
+	q->next_off = aux_off + n;
+	q->have_next = 1;
+}
+
+/* TSC of the PSB+ at p (0 and *tsc), else -1. */
+static int psb_tsc(const uint8_t *p, size_t n, uint64_t *tsc)
+{
+	size_t pos = 0;
+	for (int k = 0; k < 64 && pos < n; k++) {
+		struct hwt_pt_packet pkt;
+		int sz = hwt_pt_pkt_parse(p + pos, n - pos, &pkt);
+		if (sz <= 0 || pkt.type == HWT_PKT_PSBEND)
+			return -1;
+		pos += (size_t)sz;
+		if (pkt.type == HWT_PKT_TSC) {
+			*tsc = pkt.u.tsc.tsc;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int region_cmp(const void *a, const void *b)
+{
+	const struct cpu_region *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->seg != y->seg)
+		return x->seg < y->seg ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Decode every per-CPU segment, region by region, all CPUs' regions in
+ * order of time: a thread that moves between CPUs comes out in order. */
+static void cpu_decode_all(struct engine *e)
+{
+	for (size_t i = 0; i < e->nqueues; i++)
+		if (e->queues[i].per_cpu)
+			cpu_seg_end(e, &e->queues[i]);
+	size_t nr = 0, cap = 0;
+	struct cpu_region *rg = NULL;
+	for (size_t s = 0; s < e->nsegs; s++) {
+		const struct cpu_seg *g = &e->segs[s];
+		uint64_t t = 0;
+		for (const uint8_t *p = find_psb(g->d, g->n); p;) {
+			size_t off = (size_t)(p - g->d);
+			const uint8_t *nx = find_psb(p + 16, g->n - off - 16);
+			uint64_t tsc;
+			if (!psb_tsc(p, g->n - off, &tsc))
+				t = tsc_to_ns(e, tsc);
+			if (nr == cap) {
+				size_t nc = cap ? 2 * cap : 256;
+				struct cpu_region *nv = realloc(rg, nc * sizeof(*nv));
+				if (!nv)
+					break;
+				rg = nv;
+				cap = nc;
+			}
+			rg[nr].time = t;
+			rg[nr].seg = s;
+			rg[nr].off = off;
+			rg[nr].n = (size_t)((nx ? nx : g->d + g->n) - p);
+			rg[nr++].have_next = nx != NULL;
+			p = nx;
+		}
+	}
+	if (nr)
+		qsort(rg, nr, sizeof(*rg), region_cmp);
+	for (size_t i = 0; i < nr; i++) {
+		const struct cpu_seg *g = &e->segs[rg[i].seg];
+		const uint8_t *p = g->d + rg[i].off;
+		size_t end = rg[i].off + rg[i].n;
+		uint64_t stop_ip = 0;
+		int holding = rg[i].have_next && psb_fup_ip(g->d + end, g->n - end, &stop_ip) > 0;
+		e->have_rtime = 1;
+		e->rtime = rg[i].time;
+		decode_region(e, &e->queues[g->qi], p, rg[i].n, g->base + rg[i].off, holding,
+			      stop_ip);
+	}
+	e->have_rtime = 0;
+	free(rg);
+	for (size_t s = 0; s < e->nsegs; s++)
+		free(e->segs[s].d);
+	free(e->segs);
+	e->segs = NULL;
+	e->nsegs = 0;
 }
 
 int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
@@ -1105,8 +1326,11 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 					    0; /* per-thread with a cpu: still per-thread */
 			}
 			n_aux++;
+		} else {
+			tl_add(&e, &rec);
 		}
 	}
+	tl_attach(&e);
 	if (ret < 0)
 		cli_err(cmd, "'%s': %s (decoding what comes before)", path,
 			hwt_perf_reader_errmsg(r));
@@ -1121,18 +1345,24 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 		return 2;
 	}
 	setup_config(&e, r);
+	load_vdso(&e, r);
 	hwt_perf_reader_rewind(r);
 	while (hwt_perf_reader_next(r, &rec) == 1) {
 		if (rec.type == HWT_PERF_RECORD_AUXTRACE) {
 			struct queue *q = queue_get(&e, rec.aux_idx);
-			if (q && rec.aux_data && rec.aux_size)
+			if (q && rec.aux_data && rec.aux_size && q->per_cpu)
+				cpu_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size,
+					  rec.aux_offset);
+			else if (q && rec.aux_data && rec.aux_size)
 				on_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size, rec.aux_offset);
 		} else {
 			on_sideband(&e, &rec);
 		}
 	}
 	for (size_t i = 0; i < e.nqueues; i++)
-		flush_carry(&e, &e.queues[i]);
+		if (!e.queues[i].per_cpu)
+			flush_carry(&e, &e.queues[i]);
+	cpu_decode_all(&e);
 	int gaps = e.gaps;
 	for (size_t i = 0; i < e.nqueues; i++) {
 		free(e.queues[i].carry);
@@ -1148,7 +1378,8 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 	}
 	free(e.threads);
 	free(e.pend);
-	free(e.szc);
+	hwt_pt_cache_free(e.pc);
+	free(e.vdso);
 	hwt_process_free(e.all);
 	hwt_perf_reader_free(r);
 	return gaps || ret < 0 ? 1 : 0;

@@ -58,6 +58,10 @@ int hwt_image_read(const struct hwt_image *img, uint64_t addr, void *buf, size_t
 int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
 		     uint64_t *offset);
 
+/* A number that changes whenever the image changes (a section added):
+ * decoded-code caches compare it to know when to start over. */
+uint32_t hwt_image_version(const struct hwt_image *img);
+
 /* Number of mapped pieces (for tests and tools). */
 size_t hwt_image_npieces(const struct hwt_image *img);
 

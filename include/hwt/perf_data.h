@@ -18,7 +18,7 @@
  * CPUDESC, CPUID, TOTAL_MEM, CMDLINE, EVENT_DESC, PMU_MAPPINGS (values
  * from the config, else from this machine), and AUXTRACE (perf's index
  * of the AUXTRACE records: file offset and header size of each) when the file
- * has AUXTRACE records.
+ * has AUXTRACE records, BUILD_ID when build-ids were added.
  *
  * Reader lifecycle: hwt_perf_reader_open(&r, path) maps the file
  * read-only (or _open_mem over caller memory that must outlive r);
@@ -161,6 +161,13 @@ void hwt_perf_attr_sideband(struct perf_event_attr *attr, int per_cpu);
 #define HWT_IPT_CFG_TSC (1ULL << 10)
 #define HWT_IPT_CFG_NORETCOMP (1ULL << 11)
 #define HWT_IPT_CFG_BRANCH (1ULL << 13)
+
+/* A HEADER_BUILD_ID feature entry (written by finish): the build-id (len
+ * bytes, at most 20) of the file or object name (e.g. "[vdso]") as seen
+ * by pid (-1: the host, as perf writes it); cpumode PERF_RECORD_MISC_USER
+ * or _KERNEL.  Can be called until finish. */
+int hwt_perf_writer_add_build_id(struct hwt_perf_writer *w, int32_t pid, uint16_t cpumode,
+				 const uint8_t *id, size_t len, const char *name);
 
 /* Bytes written so far (header + attrs + data). */
 uint64_t hwt_perf_writer_offset(const struct hwt_perf_writer *w);

@@ -9,7 +9,14 @@
  *  - the instruction decoder (hwt_pt_insn_*) walks the code in an image
  *    (hwt/image.h) and yields one executed instruction per call.
  *  - the block decoder (hwt_pt_block_*) yields one basic block per call:
- *    a run of sequential instructions ending at a branch or an event.
+ *    a run of sequential instructions ending at a branch or an event
+ *    (with end_on_call/end_on_jump clear, direct calls and jumps do not
+ *    end a block: its instructions are then not all in sequence).
+ *
+ * Speed: decoded code is cached (struct hwt_pt_cache below) and, while
+ * no event is pending, straight-line code is crossed one cached run at
+ * a time; share one cache across decoders that decode one trace piece
+ * after the other.
  *
  * Every decoder has the verbs sync_forward, next, event, offset,
  * sync_offset and time.  next() and event() return a status: a negative
@@ -211,11 +218,29 @@ struct hwt_pt_insn {
 	uint8_t raw[15];
 };
 
+/* ---- decode cache ----
+ * Decoded code: single instructions and straight-line runs (the
+ * instructions from an address up to the first branch), keyed by address
+ * and execution mode, for one image at a time.  A decoder allocates its
+ * own unless hwt_pt_flow_options.cache names one; sharing one cache
+ * between decoders that run one after the other on the same image (e.g.
+ * one per trace region) keeps it warm.  Not for concurrent decoders.
+ * The cache starts over by itself when the image it is used with changes
+ * (another image, or hwt_image_version() moved on); call
+ * hwt_pt_cache_clear() after freeing an image and allocating another,
+ * which may get the same address.  Memory is bounded (a few MB): when the
+ * cache is full it starts over. */
+struct hwt_pt_cache;
+struct hwt_pt_cache *hwt_pt_cache_alloc(void);
+void hwt_pt_cache_free(struct hwt_pt_cache *c);
+void hwt_pt_cache_clear(struct hwt_pt_cache *c);
+
 struct hwt_pt_flow_options {
 	size_t size; /* sizeof(struct hwt_pt_flow_options) */
 	struct hwt_pt_query_options query;
 	uint8_t end_on_call; /* block decoder: end a block after a call */
 	uint8_t end_on_jump; /* block decoder: end a block after a jump */
+	struct hwt_pt_cache *cache; /* shared decode cache, or NULL: own one */
 };
 
 struct hwt_pt_insn_decoder *hwt_pt_insn_alloc(const struct hwt_pt_config *cfg,
@@ -250,9 +275,11 @@ struct hwt_pt_block {
 	uint8_t iclass; /* class of the last instruction */
 	uint8_t speculative;
 	uint8_t truncated;
-	/* The instructions' addresses (valid until the next call); a block
-	 * has at most HWT_PT_BLOCK_MAX_INSN instructions. */
+	/* The instructions' addresses and sizes (valid until the next call);
+	 * a block has at most HWT_PT_BLOCK_MAX_INSN instructions.  Where
+	 * ips[i + 1] != ips[i] + sizes[i] the flow branched. */
 	const uint64_t *ips;
+	const uint8_t *sizes;
 };
 
 struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,

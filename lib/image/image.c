@@ -6,7 +6,7 @@
  * binary search and later sections win.  Each new or cut piece gets a
  * fresh id.  Files are mmap()ed read-only once per image (img_file_get)
  * and unmapped by hwt_image_free; memory sections are copied.  Limits:
- * 2^32 ids per image; a file must fit the address space.
+ * 2^32 ids per image (they start at a random value and wrap); a file must fit the address space.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +22,11 @@
 struct hwt_image *hwt_image_alloc(void)
 {
 	struct hwt_image *img = calloc(1, sizeof(*img));
+	/* ids (and so hwt_image_version) start at a random point: a cache
+	 * bound to a freed image whose memory a new image reuses sees a
+	 * different version (but for a 2^-32 chance) */
 	if (img)
-		img->next_id = 1;
+		img->next_id = arc4random() | 1u;
 	return img;
 }
 
@@ -281,4 +284,9 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 	*name = s->name;
 	*offset = a - s->addr;
 	return 0;
+}
+
+uint32_t hwt_image_version(const struct hwt_image *img)
+{
+	return img->next_id;
 }

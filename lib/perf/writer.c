@@ -61,6 +61,8 @@ struct hwt_perf_writer {
 	size_t nr_pmus;
 	struct hwt_perf_file_section *auxidx; /* AUXTRACE records: offset, size */
 	size_t nr_auxidx, cap_auxidx;
+	uint8_t *bids; /* the BUILD_ID feature's records as written */
+	size_t bids_len;
 };
 
 static char *xstrdup(const char *s)
@@ -131,6 +133,7 @@ void hwt_perf_writer_free(struct hwt_perf_writer *w)
 		free(w->pmus[i].name);
 	free(w->pmus);
 	free(w->auxidx);
+	free(w->bids);
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
@@ -698,6 +701,41 @@ int hwt_perf_writer_write_finished_round(struct hwt_perf_writer *w)
 
 /* ---- features ---- */
 
+/* perf.data-file-format.txt, HEADER_BUILD_ID: one record per file, the
+ * header (type 0, misc = cpumode | BUILD_ID_SIZE, size), pid, the build-id
+ * in 20 bytes plus its length in the 21st (the record says so by the
+ * BUILD_ID_SIZE misc bit), 3 bytes reserved, then the name NUL-padded to
+ * a multiple of 64 bytes. */
+#define BID_MISC_SIZE (1u << 15)
+#define BID_NAME_ALIGN 64
+
+int hwt_perf_writer_add_build_id(struct hwt_perf_writer *w, int32_t pid, uint16_t cpumode,
+				 const uint8_t *id, size_t len, const char *name)
+{
+	if (!w || !id || !name || !len || len > 20)
+		return HWT_ERR_INVALID;
+	size_t nlen = strlen(name) + 1;
+	size_t pad = (nlen + BID_NAME_ALIGN - 1) / BID_NAME_ALIGN * BID_NAME_ALIGN;
+	size_t size = sizeof(struct perf_event_header) + 4 + 24 + pad;
+	if (size > UINT16_MAX)
+		return HWT_ERR_INVALID;
+	uint8_t *nv = realloc(w->bids, w->bids_len + size);
+	if (!nv)
+		return HWT_ERR_NOMEM;
+	w->bids = nv;
+	uint8_t *r = nv + w->bids_len;
+	memset(r, 0, size);
+	struct perf_event_header h = {
+	    .type = 0, .misc = (uint16_t)(cpumode | BID_MISC_SIZE), .size = (uint16_t)size};
+	memcpy(r, &h, sizeof(h));
+	memcpy(r + 8, &pid, 4);
+	memcpy(r + 12, id, len);
+	r[12 + 20] = (uint8_t)len;
+	memcpy(r + 36, name, nlen);
+	w->bids_len += size;
+	return 0;
+}
+
 struct fbuf {
 	uint8_t *p;
 	size_t len, cap;
@@ -827,6 +865,9 @@ static void build_feature(struct hwt_perf_writer *w, int feat, struct fbuf *b)
 	if (uname(&u))
 		memset(&u, 0, sizeof(u));
 	switch (feat) {
+	case HWT_FEAT_BUILD_ID:
+		fb_put(b, w->bids, w->bids_len);
+		break;
 	case HWT_FEAT_HOSTNAME:
 		fb_str(b, w->hostname ? w->hostname : u.nodename);
 		break;
@@ -906,12 +947,21 @@ static void build_feature(struct hwt_perf_writer *w, int feat, struct fbuf *b)
 	}
 }
 
+/* In feature-number order (the order of the section table). */
 static const int features[] = {
-    HWT_FEAT_HOSTNAME, HWT_FEAT_OSRELEASE,  HWT_FEAT_VERSION,	   HWT_FEAT_ARCH,
-    HWT_FEAT_NRCPUS,   HWT_FEAT_CPUDESC,    HWT_FEAT_CPUID,	   HWT_FEAT_TOTAL_MEM,
-    HWT_FEAT_CMDLINE,  HWT_FEAT_EVENT_DESC, HWT_FEAT_PMU_MAPPINGS, HWT_FEAT_AUXTRACE,
+    HWT_FEAT_BUILD_ID,	HWT_FEAT_HOSTNAME, HWT_FEAT_OSRELEASE,	HWT_FEAT_VERSION,
+    HWT_FEAT_ARCH,	HWT_FEAT_NRCPUS,   HWT_FEAT_CPUDESC,	HWT_FEAT_CPUID,
+    HWT_FEAT_TOTAL_MEM, HWT_FEAT_CMDLINE,  HWT_FEAT_EVENT_DESC, HWT_FEAT_PMU_MAPPINGS,
+    HWT_FEAT_AUXTRACE,
 };
 #define NFEAT (sizeof(features) / sizeof(features[0]))
+
+/* Features written only when there is something to say. */
+static int feat_skip(const struct hwt_perf_writer *w, int feat)
+{
+	return (feat == HWT_FEAT_AUXTRACE && !w->nr_auxidx) ||
+	       (feat == HWT_FEAT_BUILD_ID && !w->bids_len);
+}
 
 int hwt_perf_writer_finish(struct hwt_perf_writer *w)
 {
@@ -937,11 +987,11 @@ int hwt_perf_writer_finish(struct hwt_perf_writer *w)
 	struct hwt_perf_file_section sec[NFEAT];
 	size_t nsec = 0;
 	for (size_t i = 0; i < NFEAT; i++)
-		nsec += features[i] != HWT_FEAT_AUXTRACE || w->nr_auxidx;
+		nsec += !feat_skip(w, features[i]);
 	uint64_t at = data_end + nsec * sizeof(sec[0]);
 	for (size_t i = 0, k = 0; i < NFEAT; i++) {
-		if (features[i] == HWT_FEAT_AUXTRACE && !w->nr_auxidx)
-			continue; /* perf writes its index only with AUX data */
+		if (feat_skip(w, features[i]))
+			continue; /* e.g. perf writes its index only with AUX data */
 		size_t before = body.len;
 		build_feature(w, features[i], &body);
 		sec[k].offset = at + before;

@@ -5,8 +5,15 @@
  * far transfers), after a direct call or jump when end_on_call /
  * end_on_jump are set, before an event, or when it reaches
  * HWT_PT_BLOCK_MAX_INSN instructions.  Built on the same flow engine as
- * the instruction decoder (insn_flow.c); the addresses of a block's
- * instructions live in the decoder and stay valid until the next call.
+ * the instruction decoder (insn_flow.c).
+ *
+ * Fast path: when nothing is pending (flow_fast_ok), a block is one or
+ * more cached runs (cache.c) crossed with one lookup each, and the
+ * branch that ends it takes its TNT bit straight from the query decoder
+ * (flow_quick_proceed); a block of one run points into the cache instead
+ * of being copied.  Otherwise the flow engine steps one instruction at a
+ * time.  Either way the addresses and sizes stay valid until the next
+ * call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +23,7 @@
 struct hwt_pt_block_decoder {
 	struct flow f;
 	uint64_t ips[HWT_PT_BLOCK_MAX_INSN];
+	uint8_t sizes[HWT_PT_BLOCK_MAX_INSN];
 };
 
 struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,
@@ -46,11 +54,75 @@ static int ends_block(const struct flow *f, const struct hwt_x86_insn *xi)
 		return f->opt.end_on_jump;
 	case HWT_INSN_CALL:
 		return f->opt.end_on_call;
-	case HWT_INSN_JCC:
-		return 0;
 	default:
 		return 1;
 	}
+}
+
+/* Fast path: cross a cached run (see flow_fast_ok) and execute its last
+ * instruction.  0 when the caller must step one instruction; else 1 (the
+ * block is complete, *st the status) or 2 (go on with the block). */
+static int run_step(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b, int *st)
+{
+	struct flow *f = &d->f;
+	struct hwt_pt_cache *c = f->cache;
+	int mode = f->mode ? f->mode : 64;
+	const struct run *r = cache_run(c, f->ip, mode);
+	if (!r || b->ninsn + r->n > HWT_PT_BLOCK_MAX_INSN)
+		return 0;
+	const uint64_t *ips = c->ips + r->pool;
+	const uint8_t *sizes = c->sizes + r->pool;
+	uint64_t last_ip = r->ip + r->last;
+	if (!b->ninsn) {
+		b->ip = f->ip;
+		b->mode = (uint8_t)mode;
+		b->speculative = (uint8_t)f->speculative;
+		/* a block of one run points into the cache (no copy) */
+		b->ips = ips;
+		b->sizes = sizes;
+	} else {
+		if (b->ips != d->ips) {
+			memcpy(d->ips, b->ips, b->ninsn * sizeof(*d->ips));
+			memcpy(d->sizes, b->sizes, b->ninsn);
+			b->ips = d->ips;
+			b->sizes = d->sizes;
+		}
+		memcpy(d->ips + b->ninsn, ips, r->n * sizeof(*d->ips));
+		memcpy(d->sizes + b->ninsn, sizes, r->n);
+	}
+	b->ninsn += r->n;
+	b->end_ip = last_ip;
+	b->iclass = r->iclass;
+	f->err_deferred = 0;
+	if (flow_quick_proceed(f, r, last_ip)) {
+		*st = 0;
+	} else {
+		struct hwt_x86_insn xi;
+		run_last(c, r, &xi);
+		int err = flow_proceed(f, &xi);
+		if (err < 0) {
+			*st = err;
+			return 1;
+		}
+		*st = flow_status(f);
+		if (*st & (HWT_PTS_EVENT_PENDING | HWT_PTS_EOS))
+			return 1;
+	}
+	switch (r->iclass) {
+	case HWT_INSN_OTHER:
+		break;
+	case HWT_INSN_JMP:
+		if (f->opt.end_on_jump)
+			return 1;
+		break;
+	case HWT_INSN_CALL:
+		if (f->opt.end_on_call)
+			return 1;
+		break;
+	default:
+		return 1;
+	}
+	return b->ninsn < HWT_PT_BLOCK_MAX_INSN ? 2 : 1;
 }
 
 int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
@@ -60,8 +132,17 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 
 	memset(b, 0, sizeof(*b));
 	b->ips = d->ips;
+	b->sizes = d->sizes;
 	b->ip = d->f.ip;
+	cache_bind(d->f.cache, d->f.img);
 	for (;;) {
+		if (d->f.img && flow_fast_ok(&d->f)) {
+			int r = run_step(d, b, &st);
+			if (r == 2)
+				continue;
+			if (r == 1)
+				return st;
+		}
 		st = flow_step(&d->f, &xi, &have, &trunc);
 		if (have) {
 			if (!b->ninsn) {
@@ -69,6 +150,13 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 				b->mode = xi.mode;
 				b->speculative = (uint8_t)d->f.speculative;
 			}
+			if (b->ips != d->ips) {
+				memcpy(d->ips, b->ips, b->ninsn * sizeof(*d->ips));
+				memcpy(d->sizes, b->sizes, b->ninsn);
+				b->ips = d->ips;
+				b->sizes = d->sizes;
+			}
+			d->sizes[b->ninsn] = xi.size;
 			d->ips[b->ninsn++] = xi.ip;
 			b->end_ip = xi.ip;
 			b->iclass = xi.iclass;

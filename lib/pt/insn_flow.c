@@ -35,18 +35,24 @@ int flow_init(struct flow *f, const struct hwt_pt_config *cfg, const struct hwt_
 	f->img = img;
 	f->errata = cfg->errata;
 	f->filter = cfg->addr_filter;
-	f->icache = calloc(ICACHE_SIZE, sizeof(*f->icache));
-	if (!f->icache) {
+	f->cache = f->opt.cache;
+	if (!f->cache) {
+		f->cache = hwt_pt_cache_alloc();
+		f->own_cache = 1;
+	}
+	if (!f->cache) {
 		hwt_pt_query_free(f->q);
 		return HWT_ERR_NOMEM;
 	}
+	cache_bind(f->cache, img);
 	return 0;
 }
 
 void flow_fini(struct flow *f)
 {
 	hwt_pt_query_free(f->q);
-	free(f->icache);
+	if (f->own_cache)
+		hwt_pt_cache_free(f->cache);
 }
 
 int flow_sync_forward(struct flow *f)
@@ -87,7 +93,7 @@ int flow_decode(struct flow *f, struct hwt_x86_insn *xi, int *truncated)
 		return err;
 	if (span.avail >= 15) {
 		struct icache_entry *e =
-		    &f->icache[(f->ip ^ (f->ip >> 12) ^ span.id * 0x9e37u) & (ICACHE_SIZE - 1)];
+		    &f->cache->icache[(f->ip ^ (f->ip >> 12) ^ span.id * 0x9e37u) & (ICACHE_SIZE - 1)];
 		if (e->valid && e->ip == f->ip && e->id == span.id && e->mode == mode) {
 			*xi = e->insn;
 			return 0;

@@ -4,6 +4,9 @@
 #define HWT_LIB_PT_INSN_INT_H
 
 #include "hwt/pt_flow.h"
+#include "hwt/image.h"
+#include "image/image_int.h"
+#include "packet_int.h"
 #include "query_int.h"
 
 #define RETSTACK_SIZE 64
@@ -25,6 +28,65 @@ struct icache_entry {
 	struct hwt_x86_insn insn;
 };
 #define ICACHE_SIZE 4096
+
+/* A straight-line run: the instructions from ip up to and including the
+ * first that is not HWT_INSN_OTHER (the last one), or up to RUN_MAX
+ * instructions, all decoded from one image piece (cache.c).  32 bytes:
+ * only what executing the last instruction needs. */
+struct run {
+	uint64_t ip;
+	uint64_t target; /* last instruction's direct target */
+	uint32_t pool;	 /* index of the first one in cache->ips/sizes */
+	uint16_t n;	 /* instructions, including the last */
+	uint16_t last;	 /* ip of the last instruction - ip */
+	uint8_t mode, valid;
+	uint8_t size, iclass, flags; /* of the last instruction */
+};
+#define RUN_MAX 256
+#define RUN_SLOTS 16384
+#define RUN_POOL (1u << 20)
+
+struct hwt_pt_cache {
+	const struct hwt_image *img; /* the image the entries belong to */
+	uint32_t version;	     /* its hwt_image_version() then */
+	struct icache_entry *icache; /* ICACHE_SIZE, single instructions */
+	struct run *runs;	     /* RUN_SLOTS, direct-mapped */
+	uint64_t *ips;		     /* RUN_POOL addresses of run members */
+	uint8_t *sizes;		     /* RUN_POOL sizes of run members */
+	uint32_t used;		     /* pool entries in use */
+	uint32_t epoch;		     /* bumped whenever runs are dropped */
+};
+
+/* Make the cache belong to img (clearing it if it held another image or
+ * an older version of this one). */
+static inline void cache_bind(struct hwt_pt_cache *c, const struct hwt_image *img)
+{
+	/* the image's version read in place (hwt_image_version, inlined) */
+	if (c->img != img || (img && c->version != img->next_id)) {
+		hwt_pt_cache_clear(c);
+		c->img = img;
+		c->version = img ? hwt_image_version(img) : 0;
+	}
+}
+/* The run starting at ip in the given mode, decoded on a miss; NULL if
+ * there is none (no code mapped with 15 bytes to spare, or an invalid
+ * first instruction): the caller then decodes one instruction at a time.
+ * Valid until the next cache_run call. */
+const struct run *cache_run_build(struct hwt_pt_cache *c, uint64_t ip, int mode);
+static inline size_t run_slot(uint64_t ip, int mode)
+{
+	uint64_t h = (ip ^ (ip >> 14) ^ ((uint64_t)mode << 7)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 50) & (RUN_SLOTS - 1);
+}
+static inline const struct run *cache_run(struct hwt_pt_cache *c, uint64_t ip, int mode)
+{
+	const struct run *r = &c->runs[run_slot(ip, mode)];
+	if (r->valid && r->ip == ip && r->mode == mode)
+		return r;
+	return cache_run_build(c, ip, mode);
+}
+/* The last instruction of r as a decoded instruction (without raw bytes). */
+void run_last(const struct hwt_pt_cache *c, const struct run *r, struct hwt_x86_insn *xi);
 
 struct flow {
 	struct hwt_pt_query *q;
@@ -51,7 +113,8 @@ struct flow {
 	int err_deferred;   /* the last error came from reading ahead */
 	uint32_t eos_insns; /* instructions decoded after the end of the trace */
 
-	struct icache_entry *icache;
+	struct hwt_pt_cache *cache;
+	int own_cache;
 };
 
 int flow_init(struct flow *f, const struct hwt_pt_config *cfg, const struct hwt_image *img,
@@ -80,6 +143,89 @@ int flow_event(struct flow *f, struct hwt_pt_event *ev);
 /* One step: fill insn with the next instruction.  Returns status or an
  * error; *have_insn says whether insn is valid (also on errors). */
 int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *truncated);
+
+/* Can the flow cross straight-line code and ask the trace only at its
+ * end?  True when tracing is on at a known ip and nothing is pending that
+ * could bind before the next branch: no events (ready, waiting for an ip
+ * or an async branch in flight), no deferred error, no held-back
+ * instruction, and not at the end of the trace.  Then flow_step on each
+ * instruction would only decode it and move on, up to the first branch,
+ * which flow_proceed answers as flow_step would. */
+static inline int flow_fast_ok(const struct flow *f)
+{
+	const struct hwt_pt_query *q = f->q;
+	return f->enabled && f->have_ip && !f->postponed && !f->resyncing && !q->nready &&
+	       !q->nwait && !q->fup_pending && !q->err && (!q->eos || q->tnt_n);
+}
+
+/* Take the next TNT bit without asking the query decoder when that is
+ * all it would do: bits are cached, no tick is due, and what follows is
+ * another TNT packet (so reading ahead would read nothing).  1 and *taken,
+ * or 0: ask hwt_pt_query_cond_branch.  (Reading ahead fills the same
+ * lookahead packet: see qry_read_ahead.) */
+static inline int flow_quick_bit(struct hwt_pt_query *q, int *taken)
+{
+	if (!q->tnt_n || q->tnt_tick)
+		return 0;
+	if (!q->la_valid) {
+		/* what reading ahead would read next, if it is a TNT-8 */
+		if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+			return 0;
+		q->la_valid = 1;
+	} else if (q->la.type != HWT_PKT_TNT8 && q->la.type != HWT_PKT_TNT64) {
+		return 0;
+	}
+	q->tnt_n--;
+	*taken = (int)((q->tnt_bits >> q->tnt_n) & 1);
+	if (!q->tnt_n) {
+		/* what reading ahead does now: cache the next packet's bits */
+		q->tnt_bits = q->la.u.tnt.payload;
+		q->tnt_n = q->la.u.tnt.bits;
+		q->tnt_tick = q->tick_pending;
+		q->tick_pending = 0;
+		q->la_valid = 0;
+	}
+	return 1;
+}
+
+/* Execute the last instruction of run r where that needs no event
+ * handling: direct jumps and calls, and conditional branches and
+ * compressed returns whose TNT bit flow_quick_bit gives.  Returns 1 when done
+ * (the status is then 0: nothing changed in the query decoder), 0 when
+ * the caller must use flow_proceed. */
+static inline int flow_quick_proceed(struct flow *f, const struct run *r, uint64_t last_ip)
+{
+	uint64_t next = last_ip + r->size;
+	int taken;
+	switch (r->iclass) {
+	case HWT_INSN_OTHER:
+		f->ip = next;
+		return 1;
+	case HWT_INSN_JCC:
+		if (!flow_quick_bit(f->q, &taken))
+			return 0;
+		f->ip = taken ? r->target : next;
+		return 1;
+	case HWT_INSN_JMP:
+		f->ip = r->target;
+		return 1;
+	case HWT_INSN_CALL:
+		if (r->target != next)
+			retstack_push(&f->rs, next);
+		f->ip = r->target;
+		return 1;
+	case HWT_INSN_RET:
+		if (!f->rs.n || !flow_quick_bit(f->q, &taken))
+			return 0;
+		if (!taken) {
+			f->q->tnt_n++; /* give it back: flow_proceed reports the error */
+			return 0;
+		}
+		return retstack_pop(&f->rs, &f->ip) == 0;
+	default:
+		return 0;
+	}
+}
 
 /* After an error: continue at the next ip the trace gives. */
 int flow_resync(struct flow *f);

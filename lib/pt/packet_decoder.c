@@ -35,6 +35,7 @@
 
 #include "hwt/pt_config.h"
 #include "hwt/pt_packet.h"
+#include "packet_int.h"
 
 struct hwt_pt_pkt_decoder {
 	const uint8_t *b1, *b2;
@@ -743,4 +744,26 @@ int hwt_pt_pkt_next_batch(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *
 			break; /* an errata fix-up consumed more than the packet */
 	}
 	return k;
+}
+
+int pkt_next_tnt8(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt, uint64_t *off)
+{
+	uint8_t b;
+	if (dec->ctx != HWT_PKT_CTX_NONE || !dec->synced)
+		return 0;
+	if (dec->pos < dec->n1)
+		b = dec->b1[dec->pos];
+	else if (dec->pos < dec->total)
+		b = dec->b2[dec->pos - dec->n1];
+	else
+		return 0;
+	if ((b & 1) || b <= 2)
+		return 0;
+	unsigned v = b >> 1u, n = 31u - (unsigned)__builtin_clz(v); /* v >= 2 */
+	pkt->type = HWT_PKT_TNT8;
+	pkt->size = 1;
+	pkt->u.tnt.bits = (uint8_t)n;
+	pkt->u.tnt.payload = v & ((1u << n) - 1u);
+	*off = dec->pos++;
+	return 1;
 }

@@ -194,8 +194,12 @@ static int run_libipt(uint8_t *pt, size_t ptn, const char *bin, size_t binsize, 
 }
 
 /* past_eos: go on calling next() after HWT_PTS_EOS until HWT_ERR_EOS. */
+/* Decode with hwt's insn (block 0) or block decoder (block 1), the
+ * latter with its own decode cache or, if cache is set, that one (shared
+ * across calls and images, as hwt script shares it across regions). */
 static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org,
-		   const struct mem_image *mem, int block, int past_eos, struct seq *s)
+		   const struct mem_image *mem, int block, int past_eos, struct seq *s,
+		   struct hwt_pt_cache *cache)
 {
 	struct hwt_pt_config cfg;
 	hwt_pt_config_init(&cfg);
@@ -208,8 +212,13 @@ static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org,
 		hwt_image_add_mem(img, mem->code, mem->size, mem->org);
 	else
 		hwt_image_add_file(img, bin, 0, HWT_IMAGE_TO_END, org);
-	struct hwt_pt_insn_decoder *di = block ? NULL : hwt_pt_insn_alloc(&cfg, img, NULL);
-	struct hwt_pt_block_decoder *db = block ? hwt_pt_block_alloc(&cfg, img, NULL) : NULL;
+	struct hwt_pt_flow_options opt;
+	memset(&opt, 0, sizeof(opt));
+	opt.size = sizeof(opt);
+	opt.query.size = sizeof(opt.query);
+	opt.cache = cache;
+	struct hwt_pt_insn_decoder *di = block ? NULL : hwt_pt_insn_alloc(&cfg, img, &opt);
+	struct hwt_pt_block_decoder *db = block ? hwt_pt_block_alloc(&cfg, img, &opt) : NULL;
 	int bad = 0;
 	if (!di && !db) {
 		hwt_image_free(img);
@@ -235,7 +244,7 @@ static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org,
 				struct hwt_pt_block b;
 				st = hwt_pt_block_next(db, &b);
 				for (uint32_t i = 0; i < b.ninsn && !bad; i++)
-					bad = seq_add(s, b.ips[i], 0, 0xff);
+					bad = seq_add(s, b.ips[i], b.sizes[i], 0xff);
 				got = b.ninsn != 0;
 			} else {
 				struct hwt_pt_insn in;
@@ -258,12 +267,13 @@ static int run_hwt(uint8_t *pt, size_t ptn, const char *bin, uint64_t org,
 	return bad ? -1 : 0;
 }
 
+/* sizes: 0 compare addresses, 1 also sizes and classes, 2 also sizes. */
 static int compare(const struct seq *a, const struct seq *b, int sizes, char *why, size_t wn)
 {
 	size_t n = a->n < b->n ? a->n : b->n;
 	for (size_t i = 0; i < n; i++) {
-		if (a->ip[i] != b->ip[i] ||
-		    (sizes && (a->size[i] != b->size[i] || a->cls[i] != b->cls[i]))) {
+		if (a->ip[i] != b->ip[i] || (sizes && a->size[i] != b->size[i]) ||
+		    (sizes == 1 && a->cls[i] != b->cls[i])) {
 			snprintf(why, wn, "insn %zu: hwt %llx/%u/%u, libipt %llx/%u/%u", i,
 				 (unsigned long long)a->ip[i], a->size[i], a->cls[i],
 				 (unsigned long long)b->ip[i], b->size[i], b->cls[i]);
@@ -382,7 +392,7 @@ static void syn_build(struct syn *e, int retcomp, int maxbits, int nans, int psb
 	syn_flush_tnt(e);
 }
 
-static void t_synthetic(struct seq *ref, struct seq *got)
+static void t_synthetic(struct seq *ref, struct seq *got, struct hwt_pt_cache *shared)
 {
 	static const int maxbits[2] = {6, 47};
 	const struct mem_image mem = {syn_code, sizeof(syn_code), SYN_ORG};
@@ -411,16 +421,19 @@ static void t_synthetic(struct seq *ref, struct seq *got)
 						       nans, where, psb_at);
 						break;
 					}
-					for (int block = 0; block < 2 && !t_case_failed; block++) {
+					/* insn decoder, block decoder, block decoder
+					 * with the shared cache */
+					for (int k = 0; k < 3 && !t_case_failed; k++) {
+						int block = k > 0;
 						got->n = 0;
 						if (run_hwt(e.buf, e.n, NULL, 0, &mem, block, past,
-							    got) < 0)
+							    got, k == 2 ? shared : NULL) < 0)
 							t_fail(__FILE__, __LINE__,
 							       "hwt %s decoder: error (%d answers, "
 							       "%s after %d)",
 							       block ? "block" : "insn", nans,
 							       where, psb_at);
-						else if (compare(got, ref, !block, why,
+						else if (compare(got, ref, block ? 2 : 1, why,
 								 sizeof(why)))
 							t_fail(__FILE__, __LINE__,
 							       "%s decoder, %d answers, %s after "
@@ -445,10 +458,18 @@ int main(void)
 	struct seq ref, got;
 	seq_init(&ref);
 	seq_init(&got);
-	t_synthetic(&ref, &got);
+	/* one decode cache for every block decoder below: it must start over
+	 * by itself whenever the image changes */
+	struct hwt_pt_cache *shared = hwt_pt_cache_alloc();
+	if (!shared) {
+		printf("FAIL libipt-crosscheck: out of memory\n");
+		return 1;
+	}
+	t_synthetic(&ref, &got, shared);
 	FILE *idx = fopen(path, "r");
 	if (!idx) {
 		printf("SKIP libipt-crosscheck: no corpus at %s\n", corpus);
+		hwt_pt_cache_free(shared);
 		seq_fini(&ref);
 		seq_fini(&got);
 		return t_done();
@@ -485,15 +506,19 @@ int main(void)
 		}
 		char why[256] = "";
 		t_begin(cname);
-		if (run_hwt(pt, ptn, binp, org, NULL, 0, 0, &got) < 0)
+		if (run_hwt(pt, ptn, binp, org, NULL, 0, 0, &got, NULL) < 0)
 			t_fail(__FILE__, __LINE__, "hwt insn decoder reported an error");
 		else if (compare(&got, &ref, 1, why, sizeof(why)))
 			t_fail(__FILE__, __LINE__, "insn decoder: %s", why);
-		got.n = 0;
-		if (run_hwt(pt, ptn, binp, org, NULL, 1, 0, &got) < 0)
-			t_fail(__FILE__, __LINE__, "hwt block decoder reported an error");
-		else if (compare(&got, &ref, 0, why, sizeof(why)))
-			t_fail(__FILE__, __LINE__, "block decoder: %s", why);
+		for (int k = 0; k < 2; k++) {
+			got.n = 0;
+			if (run_hwt(pt, ptn, binp, org, NULL, 1, 0, &got, k ? shared : NULL) < 0)
+				t_fail(__FILE__, __LINE__, "hwt block decoder%s reported an error",
+				       k ? " (shared cache)" : "");
+			else if (compare(&got, &ref, 2, why, sizeof(why)))
+				t_fail(__FILE__, __LINE__, "block decoder%s: %s",
+				       k ? " (shared cache)" : "", why);
+		}
 		t_end();
 		compared++;
 		free(pt);
@@ -501,6 +526,7 @@ int main(void)
 	fclose(idx);
 	seq_fini(&ref);
 	seq_fini(&got);
+	hwt_pt_cache_free(shared);
 	t_begin("libipt-crosscheck-count");
 	CHECKF(compared >= 50, "only %d corpus traces compared", compared);
 	t_end();
