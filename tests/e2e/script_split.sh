@@ -24,6 +24,7 @@ if ! command -v qemu-x86_64 >/dev/null || [ ! -f "$PLUGIN" ]; then
 fi
 CFL="-std=c11 -D_GNU_SOURCE -O1 -Iinclude"
 [ "${HWT_SAN:-0}" = 1 ] && CFL="$CFL -fsanitize=address,undefined"
+# shellcheck disable=SC2086
 if ! cc $CFL -o "$W/mkdata" tests/e2e/script_mkdata.c "$HWT_BUILD/libhwt.a" -lelf -ldw -lZydis -lpthread 2>"$W/cc.err"; then
 	echo "FAIL script_split: script_mkdata does not build: $(head -c 300 "$W/cc.err")"
 	exit 0
@@ -102,6 +103,10 @@ for name in true sha; do
 	# PSB offsets (16 bytes 02 82 ...), from the packet dump
 	mapfile -t psbs < <("$H" dump --no-sync --no-pad --no-timing "$raw" |
 		awk '$2 == "psb" { print $1 }' | while read -r o; do echo $((16#$o)); done)
+	if [ ${#psbs[@]} -lt 2 ]; then
+		echo "FAIL script_split_$name: the stream holds ${#psbs[@]} PSBs, want 2 or more"
+		continue
+	fi
 	args=() threads=()
 	if [ $name = true ]; then # every offset near every PSB
 		for ((d = -64; d <= 64; d++)); do
@@ -128,10 +133,6 @@ for name in true sha; do
 			threads+=("$tid chunks of 1..$max bytes, at ${sp:1:60}...")
 		done
 		what=split_random
-	fi
-	if [ ${#psbs[@]} -lt 2 ]; then
-		echo "FAIL script_${what}_$name: the stream holds ${#psbs[@]} PSBs, want 2 or more"
-		continue
 	fi
 	if ! "$W/mkdata" "$W/$name.split.data" "$W/$name.raw.maps" 65536 "${args[@]}" 2>"$W/mk.err"; then
 		echo "FAIL script_${what}_$name: script_mkdata failed: $(head -c 200 "$W/mk.err")"
