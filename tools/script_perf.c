@@ -121,8 +121,16 @@ const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint6
 		e->valid = 1;
 		e->name = NULL;
 		e->off = 0;
+		const char *path;
 		if (img && !hwt_image_symbol(img, ip, &name, &o) && name) {
 			e->name = intern(sc, name);
+			e->off = o;
+		} else if (img && !hwt_image_where(img, ip, &path, &o)) {
+			/* no symbol: "[file]+0xoffset", the offset in the file */
+			char buf[256];
+			const char *base = strrchr(path, '/');
+			snprintf(buf, sizeof(buf), "[%s]", base ? base + 1 : path);
+			e->name = intern(sc, buf);
 			e->off = o;
 		}
 	}
@@ -525,7 +533,8 @@ static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n,
 	block_ip(e, ips[0], sz[0], n > 1 ? HWT_INSN_OTHER : last_class, b->mode);
 	if (n > 1 && stop > ips[0] && stop <= ips[n - 1]) {
 		for (uint32_t i = 1; i < n; i++)
-			block_ip(e, ips[i], sz[i], i + 1 < n ? HWT_INSN_OTHER : last_class, b->mode);
+			block_ip(e, ips[i], sz[i], i + 1 < n ? HWT_INSN_OTHER : last_class,
+				 b->mode);
 	} else if (n > 1) {
 		e->prev_ip = ips[n - 1];
 		e->prev_end = ips[n - 1] + sz[n - 1];
@@ -655,8 +664,8 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	int blk = !e->c->insn && !want_time;
 	if (!e->pc)
 		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
-	if (e->pc && (e->pc_img != e->img || e->pc_proc != p ||
-		      e->pc_gen != hwt_process_generation(p))) {
+	if (e->pc &&
+	    (e->pc_img != e->img || e->pc_proc != p || e->pc_gen != hwt_process_generation(p))) {
 		hwt_pt_cache_clear(e->pc);
 		e->pc_img = e->img;
 		e->pc_proc = p;

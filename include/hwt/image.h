@@ -58,6 +58,12 @@ int hwt_image_read(const struct hwt_image *img, uint64_t addr, void *buf, size_t
 int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
 		     uint64_t *offset);
 
+/* The file mapped at addr: 0 with *path (valid while the image lives) and
+ * *file_offset, the offset of addr's byte in that file; HWT_ERR_NOMAP if
+ * addr is not mapped from a file. */
+int hwt_image_where(const struct hwt_image *img, uint64_t addr, const char **path,
+		    uint64_t *file_offset);
+
 /* A number that changes whenever the image changes (a section added):
  * decoded-code caches compare it to know when to start over. */
 uint32_t hwt_image_version(const struct hwt_image *img);

@@ -31,7 +31,11 @@
  * no trace (sequential code, direct jumps and calls) and then the first
  * one that does (a conditional or indirect branch, a return, a far
  * transfer), filled in, with HWT_ERR_EOS; after a disable, HWT_ERR_EOS
- * at once.  At most 65536 instructions come after the end.
+ * at once.  At most 65536 instructions come after the end.  In the middle
+ * of the trace, a cycle of such instructions that the trace never leads
+ * out of (an event whose ip the cycle does not reach, branch answers no
+ * instruction asks for: the trace does not match the code) ends with
+ * HWT_ERR_BAD_QUERY at its jump, after at most a few rounds.
  *
  * Lifecycle: *_alloc(config, ...) -> sync_forward -> next/event ... ->
  * *_free.  The config's trace buffer and the image must outlive the

@@ -286,6 +286,19 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 	return 0;
 }
 
+int hwt_image_where(const struct hwt_image *img, uint64_t addr, const char **path,
+		    uint64_t *file_offset)
+{
+	size_t i = first_above(img, addr);
+	if (i >= img->npieces || img->pieces[i].begin > addr || img->pieces[i].file < 0)
+		return HWT_ERR_NOMAP;
+	const struct img_piece *p = &img->pieces[i];
+	const struct img_file *f = &img->files[p->file];
+	*path = f->path;
+	*file_offset = (uint64_t)(p->data - f->map) + (addr - p->begin);
+	return 0;
+}
+
 uint32_t hwt_image_version(const struct hwt_image *img)
 {
 	return img->next_id;

@@ -125,16 +125,13 @@ static int run_step(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b, int 
 	return b->ninsn < HWT_PT_BLOCK_MAX_INSN ? 2 : 1;
 }
 
-int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
+/* The general loop: runs where it can, single steps where it must. */
+static __attribute__((noinline)) int block_loop(struct hwt_pt_block_decoder *d,
+						struct hwt_pt_block *b)
 {
 	struct hwt_x86_insn xi;
 	int have, trunc, st;
 
-	memset(b, 0, sizeof(*b));
-	b->ips = d->ips;
-	b->sizes = d->sizes;
-	b->ip = d->f.ip;
-	cache_bind(d->f.cache, d->f.img);
 	for (;;) {
 		if (d->f.img && flow_fast_ok(&d->f)) {
 			int r = run_step(d, b, &st);
@@ -171,6 +168,39 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 		if (ends_block(&d->f, &xi) || b->ninsn == HWT_PT_BLOCK_MAX_INSN)
 			return st;
 	}
+}
+
+int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
+{
+	struct flow *f = &d->f;
+	struct hwt_pt_cache *c = f->cache;
+	int taken;
+
+	memset(b, 0, sizeof(*b));
+	b->ip = f->ip;
+	cache_bind(c, f->img);
+	/* The common case in one go: a block that is one cached run ending
+	 * in a conditional branch whose TNT bit is at hand. */
+	if (f->img && flow_fast_ok(f)) {
+		int mode = f->mode ? f->mode : 64;
+		const struct run *r = cache_run(c, f->ip, mode);
+		if (r && r->iclass == HWT_INSN_JCC && flow_quick_bit(f->q, &taken)) {
+			uint64_t last_ip = r->ip + r->last;
+			b->ninsn = r->n;
+			b->mode = (uint8_t)mode;
+			b->speculative = (uint8_t)f->speculative;
+			b->ips = c->ips + r->pool;
+			b->sizes = c->sizes + r->pool;
+			b->end_ip = last_ip;
+			b->iclass = HWT_INSN_JCC;
+			f->err_deferred = 0;
+			f->ip = taken ? r->target : last_ip + r->size;
+			return 0;
+		}
+	}
+	b->ips = d->ips;
+	b->sizes = d->sizes;
+	return block_loop(d, b);
 }
 
 int hwt_pt_block_event(struct hwt_pt_block_decoder *d, struct hwt_pt_event *ev)

@@ -358,9 +358,13 @@ static int proceed(struct flow *f, const struct hwt_x86_insn *xi)
 		f->ip = taken ? xi->target : next;
 		return 0;
 	case HWT_INSN_JMP:
+		if (flow_no_trace_cycle(f, xi->ip))
+			return HWT_ERR_BAD_QUERY;
 		f->ip = xi->target;
 		return 0;
 	case HWT_INSN_CALL:
+		if (flow_no_trace_cycle(f, xi->ip))
+			return HWT_ERR_BAD_QUERY;
 		if (xi->target != next)
 			retstack_push(&f->rs, next);
 		f->ip = xi->target;
@@ -554,6 +558,43 @@ static int fup_due(const struct flow *f, const struct hwt_x86_insn *xi)
 	    hwt_pt_last_ip_query(&lip, &ip))
 		return 1;
 	return ip == f->ip;
+}
+
+/* Is the flow, about to take the direct jump or call at ip, in a cycle
+ * that needs no trace and so never ends?  In the middle of the trace only
+ * a trace that does not match the code (an event whose ip the cycle never
+ * reaches, a branch answer no instruction asks for) leaves it there; past
+ * the end FLOW_EOS_MAX_INSN bounds the flow instead.  Brent's method: the
+ * jump and the state of the trace are saved after 1, 2, 4, ... jumps;
+ * meeting both again is a cycle.  Trace taken in between (packets, TNT
+ * bits, events, a trigger counting instructions) starts over. */
+int flow_no_trace_cycle(struct flow *f, uint64_t ip)
+{
+	const struct hwt_pt_query *q = f->q;
+	const struct hwt_pt_event *ev;
+	if (f->eos_insns && q->eos)
+		return 0;
+	uint64_t pos = qry_pos(q);
+	int flags = q->eos | q->fup_pending << 1;
+	int same = pos == f->cyc.pos && q->tnt_n == f->cyc.tnt_n && q->nready == f->cyc.nready &&
+		   q->nwait == f->cyc.nwait && flags == f->cyc.flags && f->cyc.lim;
+
+	for (int i = 0; same && (ev = qry_ready(f->q, i)); i++)
+		if (ev->type == HWT_EV_TRIG && ev->ip_suppressed && ev->u.trig.icntv)
+			same = 0; /* counting down: not a cycle */
+	if (same && ip == f->cyc.ip)
+		return 1;
+	if (same && ++f->cyc.n < f->cyc.lim)
+		return 0;
+	f->cyc.lim = same ? f->cyc.lim * 2 : 1;
+	f->cyc.n = 0;
+	f->cyc.ip = ip;
+	f->cyc.pos = pos;
+	f->cyc.tnt_n = q->tnt_n;
+	f->cyc.nready = q->nready;
+	f->cyc.nwait = q->nwait;
+	f->cyc.flags = flags;
+	return 0;
 }
 
 int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *truncated)

@@ -112,6 +112,12 @@ struct flow {
 	int was_disabled;   /* a disable event since the sync (for 'resumed') */
 	int err_deferred;   /* the last error came from reading ahead */
 	uint32_t eos_insns; /* instructions decoded after the end of the trace */
+	/* the cycle check at direct jumps and calls (flow_no_trace_cycle) */
+	struct {
+		uint64_t ip, pos;
+		int tnt_n, nready, nwait, flags;
+		uint32_t n, lim;
+	} cyc;
 
 	struct hwt_pt_cache *cache;
 	int own_cache;
@@ -143,6 +149,12 @@ int flow_event(struct flow *f, struct hwt_pt_event *ev);
 /* One step: fill insn with the next instruction.  Returns status or an
  * error; *have_insn says whether insn is valid (also on errors). */
 int flow_step(struct flow *f, struct hwt_x86_insn *xi, int *have_insn, int *truncated);
+/* Called before executing the direct jump or call at ip (flow_proceed
+ * does): 1 if the flow is in a cycle that needs no trace and so never
+ * ends (the trace does not match the code: report HWT_ERR_BAD_QUERY),
+ * else 0.  A fast path that executes direct jumps and calls without
+ * flow_proceed must call it too. */
+int flow_no_trace_cycle(struct flow *f, uint64_t ip);
 
 /* Can the flow cross straight-line code and ask the trace only at its
  * end?  True when tracing is on at a known ip and nothing is pending that
@@ -207,9 +219,13 @@ static inline int flow_quick_proceed(struct flow *f, const struct run *r, uint64
 		f->ip = taken ? r->target : next;
 		return 1;
 	case HWT_INSN_JMP:
+		if (flow_no_trace_cycle(f, last_ip))
+			return 0; /* flow_proceed reports it */
 		f->ip = r->target;
 		return 1;
 	case HWT_INSN_CALL:
+		if (flow_no_trace_cycle(f, last_ip))
+			return 0; /* flow_proceed reports it */
 		if (r->target != next)
 			retstack_push(&f->rs, next);
 		f->ip = r->target;

@@ -95,6 +95,11 @@ static int async_capable(const struct hwt_pt_event *ev)
 	case HWT_EV_VMENTRY:
 	case HWT_EV_NTYPES:
 		return 0;
+	case HWT_EV_TSX:
+		/* only an abort is a branch (FUP + TIP/TIP.PGD to the
+		 * handler); the FUP of a begin or commit just names the
+		 * XBEGIN/XEND */
+		return ev->u.tsx.aborted;
 	default:
 		return 1;
 	}

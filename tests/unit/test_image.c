@@ -51,6 +51,14 @@ static void t_file_sections(void)
 	CHECK(buf[0] == 0x1e && buf[1] == 0x1f);   /* a */
 	CHECK(buf[2] == 0x84 && buf[9] == 0x8b);   /* b[4..11] */
 	CHECK(buf[10] == 0x28 && buf[11] == 0x29); /* a again */
+	/* which file and offset: b from 4 at 0x1010, a around it */
+	const char *path;
+	uint64_t off;
+	CHECK_EQ(hwt_image_where(img, 0x1013, &path, &off), 0);
+	CHECK(!strcmp(path, path_b) && off == 7);
+	CHECK_EQ(hwt_image_where(img, 0x1019, &path, &off), 0);
+	CHECK(!strcmp(path, path_a) && off == 0x19);
+	CHECK_EQ(hwt_image_where(img, 0x1040, &path, &off), HWT_ERR_NOMAP);
 	CHECK_EQ(hwt_image_lookup(img, 0x1000, &sp), 0);
 	CHECK(sp.avail == 0x10 && sp.id != old_id);
 	/* a later section covering everything wins everywhere */
@@ -88,6 +96,9 @@ static void t_mem(void)
 	CHECK_EQ(hwt_image_add_mem(img, data, 2, 0x4fff), 0);
 	CHECK_EQ(hwt_image_read(img, 0x4fff, buf, 4), 4);
 	CHECK(buf[0] == 99 && buf[1] == 2 && buf[2] == 2 && buf[3] == 3);
+	const char *path;
+	uint64_t off;
+	CHECK_EQ(hwt_image_where(img, 0x5001, &path, &off), HWT_ERR_NOMAP); /* not a file */
 	hwt_image_free(img);
 }
 
