@@ -757,7 +757,9 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 			st = hwt_pt_block_next(e->bd, &b);
 			if (want_time)
 				ha = blk_time(e, &ta);
-			if (st >= 0)
+			/* past the end, the block ends with the first instruction
+			 * that needs trace: it was reached (as with insn_next) */
+			if (st >= 0 || st == HWT_ERR_EOS)
 				on_block(e, &b, b.ninsn, b.iclass, hb, tb, ha, ta);
 			else if (b.ninsn > 1) /* the last one failed (as with insn_next) */
 				on_block(e, &b, b.ninsn - 1, HWT_INSN_JCC, hb, tb, hb, tb);
