@@ -1,35 +1,26 @@
 /* tools/script_perf.c - "hwt script" on perf.data recordings, and the
- * decoding engine shared with "hwt report".
+ * decoding engine shared with "hwt report" (internals: script_int.h).
  *
  * Design: one pass over the records in file order.  Sideband (COMM exec,
  * MMAP/MMAP2, FORK) updates a table of processes (hwt/process.h) and
  * threads; each AUXTRACE chunk is decoded when it is met, with the image of
- * its thread's process (per-CPU queues: at the end, see below).  A queue's
- * chunks are decoded in regions that start at a PSB and end at the next
- * region's PSB: the middle of a chunk in place (zero copy), the piece that
- * straddles two chunks through a small carry buffer, so memory is bounded
- * by the PSB period, not by the trace.  A region that ends at a PSB would
- * run on past the PSB's IP until it needs a packet; what it decodes from
- * the PSB's FUP IP on is held back and dropped, since the next region
- * starts there.  So a region ends at a PSB only once its PSB+ has come up
- * to the FUP (PSB and PSB+ may straddle chunks; a chunk's last zero bytes
- * may be padding until the next chunk's offset says): the output does not
- * depend on where the recorder cut the trace into chunks.  Taken
- * branches are derived from consecutive instructions (plus asynchronous
- * branch events): with the block decoder when the
- * consumer wants neither instructions nor time (a block's addresses plus
- * a per-address instruction-size cache tell taken conditional branches
- * apart; the other branches end blocks), else with the instruction
- * decoder (time is read after every instruction).  A new decoder per
- * region costs little (its instruction cache refills in well under 1% of
- * the run).  Every decoder error is reported as a
- * gap with its offset in the AUX stream and decoding resumes at the next
- * PSB.  The vdso's code comes from the build-id cache (the build-id from
- * the file's BUILD_ID feature).  Per-CPU recordings: the switch records of
- * the whole file say which thread runs when; each CPU's trace is joined
- * (held in memory) and its PSB-to-PSB regions, of all CPUs, are decoded
- * in the order of their PSB's time, after all sideband, with one image of
- * every process's mappings.
+ * its thread's process, in regions that start at a PSB and end at the
+ * next region's PSB (script_chunk.c: memory is bounded by the PSB period,
+ * not by the trace).  A region that ends at a PSB would run on past the
+ * PSB's IP until it needs a packet; what it decodes from the PSB's FUP IP
+ * on is held back and dropped, since the next region starts there: the
+ * output does not depend on where the recorder cut the trace into
+ * chunks.  Taken branches are derived from consecutive instructions (plus
+ * asynchronous branch events): with the block decoder unless the consumer
+ * wants every instruction (blocks end at every branch, so only a block's
+ * first instruction can be a branch target; the time of a branch is the
+ * one the instruction decoder would give, read before and after each
+ * block), else with the instruction decoder.  The regions' decoders
+ * share one decode cache per process image.  Every decoder error is
+ * reported as a gap with its offset in the AUX stream and decoding
+ * resumes at the next PSB.  The vdso's code comes from the build-id cache
+ * (the build-id from the file's BUILD_ID feature).  Per-CPU recordings:
+ * script_cpu.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,7 +36,7 @@
 #include "hwt/pt_flow.h"
 #include "hwt/x86.h"
 #include "out/out.h"
-#include "script_perf.h"
+#include "script_int.h"
 #include "vdso.h"
 
 /* ---------------- symbol cache ---------------- */
@@ -138,122 +129,6 @@ const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint6
 	return e->name;
 }
 
-/* ---------------- engine state ---------------- */
-struct proc_ent {
-	uint32_t pid;
-	struct hwt_process *p;
-};
-
-struct switch_ev {
-	uint64_t time;
-	uint32_t tid;
-	uint32_t seq; /* file order, for a stable sort */
-};
-
-/* Per-CPU recordings: which thread a CPU runs from when (ITRACE_START and
- * switch-in records, sorted by time); the CPU's trace as contiguous
- * segments (AUXTRACE payloads joined); and the PSB-to-PSB regions of all
- * CPUs, decoded in order of their PSB's time. */
-struct cpu_tl {
-	uint32_t cpu;
-	struct switch_ev *sw;
-	size_t nsw, capsw;
-};
-
-struct cpu_seg {
-	size_t qi;
-	uint8_t *d;
-	size_t n;
-	uint64_t base;
-};
-
-struct cpu_region {
-	uint64_t time;
-	size_t seg, off, n;
-	int have_next;
-};
-
-struct queue {
-	uint32_t idx;
-	uint32_t tid, cpu;
-	int per_cpu;
-	uint8_t *carry;
-	size_t clen, ccap;
-	uint64_t carry_off, next_off;
-	size_t scan; /* no cut in the carry before this position */
-	int have_next;
-	/* per-CPU: switch-in timeline */
-	struct switch_ev *sw;
-	size_t nsw, capsw, cur;
-};
-
-/* Output held back after the stop ip: an instruction or a branch. */
-struct pending {
-	uint8_t is_branch;
-	uint8_t kind;
-	uint8_t have_time;
-	uint64_t time;
-	union {
-		struct hwt_pt_insn in;
-		struct {
-			uint64_t from, to;
-		} br;
-	} u;
-};
-
-struct engine {
-	const char *cmd;
-	const struct sp_consumer *c;
-	struct proc_ent *procs;
-	size_t nprocs, capprocs;
-	struct sp_thread **threads;
-	size_t nthreads, capthreads;
-	struct hwt_process *all; /* every mapping of every process (per-CPU) */
-	struct queue *queues;
-	size_t nqueues;
-	struct cpu_tl *tls; /* per-CPU: switch timelines, until queues take them */
-	size_t ntls;
-	struct cpu_seg *segs;
-	size_t nsegs;
-	int have_rtime; /* per-CPU: the time of the region being decoded */
-	uint64_t rtime;
-	uint8_t *vdso; /* the recording's vdso (build-id cache), or NULL */
-	size_t vdso_size;
-	struct hwt_pt_config cfg;
-	struct hwt_perf_intel_pt_info info;
-	int have_info, have_conv;
-	uint64_t mtc_freq_cfg;
-	/* time conversion TSC -> perf time */
-	uint16_t time_shift;
-	uint32_t time_mult;
-	uint64_t time_zero;
-	int gaps;
-	/* region decode state */
-	struct sp_thread *th;
-	const struct hwt_image *img;
-	struct hwt_pt_insn_decoder *d;
-	struct hwt_pt_block_decoder *bd; /* instead of d when nobody wants
-					  * instructions or time */
-	int have_prev;
-	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size
-				     * (prev_end 0: size unknown) */
-	int prev_class, prev_mode;
-	/* the decoders' decode cache, shared by the regions decoded one
-	 * after the other; it holds the code of image pc_img of process
-	 * pc_proc at generation pc_gen */
-	struct hwt_pt_cache *pc;
-	const struct hwt_image *pc_img;
-	const struct hwt_process *pc_proc;
-	uint64_t pc_gen;
-	int holding;	  /* non-final region with a stop ip */
-	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
-	struct pending *pend;
-	size_t npend, cappend;
-	int pend_overflow;
-	int pend_active; /* output is being held back */
-	struct queue *q;
-};
-
 static struct hwt_process *proc_get(struct engine *e, uint32_t pid, int create)
 {
 	for (size_t i = 0; i < e->nprocs; i++)
@@ -341,7 +216,7 @@ static struct queue *queue_get(struct engine *e, uint32_t idx)
 	return q;
 }
 
-static uint64_t tsc_to_ns(const struct engine *e, uint64_t tsc)
+uint64_t sp_tsc_to_ns(const struct engine *e, uint64_t tsc)
 {
 	if (!e->have_conv)
 		return tsc;
@@ -351,23 +226,19 @@ static uint64_t tsc_to_ns(const struct engine *e, uint64_t tsc)
 }
 
 /* ---------------- PSB helpers ---------------- */
-static const uint8_t psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-				    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+const uint8_t sp_psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
 
-static const uint8_t *find_psb(const uint8_t *p, size_t n)
+const uint8_t *sp_find_psb(const uint8_t *p, size_t n)
 {
-	return memmem(p, n, psb_pat, sizeof(psb_pat));
+	return memmem(p, n, sp_psb_pat, sizeof(sp_psb_pat));
 }
-
-/* psb_fup_ip() reads at most this many packets (of at most 16 bytes). */
-#define PSBP_MAX_PKTS 64
-#define PSBP_MAX_BYTES (PSBP_MAX_PKTS * HWT_PT_PKT_MAX_SIZE)
 
 /* The FUP of the PSB+ at p (n bytes readable): 1 and *ip where the flow
  * resumes; 0 when there is none to wait for (PSB+ without an FUP, or not
  * parseable); HWT_ERR_EOS when the PSB+ runs past the n bytes (the rest
  * is in the next chunk). */
-static int psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
+int sp_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
 {
 	struct hwt_pt_last_ip lip;
 	hwt_pt_last_ip_init(&lip);
@@ -642,7 +513,7 @@ static int blk_time(struct engine *e, uint64_t *t)
 	uint32_t lm, lc;
 	if (hwt_pt_block_time(e->bd, &tsc, &lm, &lc) < 0)
 		return 0;
-	*t = tsc_to_ns(e, tsc);
+	*t = sp_tsc_to_ns(e, tsc);
 	return 1;
 }
 
@@ -650,8 +521,8 @@ static int blk_time(struct engine *e, uint64_t *t)
  * stream offset base.  holding: a PSB follows the region, whose FUP says
  * the flow resumes at stop_ip (what the decoder yields from there on past
  * the end belongs to the next region). */
-static void decode_region(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
-			  uint64_t base, int holding, uint64_t stop_ip)
+void sp_decode_region(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
+		      uint64_t base, int holding, uint64_t stop_ip)
 {
 	if (!n)
 		return;
@@ -738,7 +609,7 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 				break;
 			if (want_time && ev.has_tsc) {
 				have_time = 1;
-				t = tsc_to_ns(e, ev.tsc);
+				t = sp_tsc_to_ns(e, ev.tsc);
 			}
 			handle_event(e, &ev, have_time, t);
 		}
@@ -773,7 +644,7 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 			uint64_t tsc;
 			uint32_t lm, lc;
 			have_time = hwt_pt_insn_time(e->d, &tsc, &lm, &lc) >= 0;
-			t = have_time ? tsc_to_ns(e, tsc) : 0;
+			t = have_time ? sp_tsc_to_ns(e, tsc) : 0;
 			if (q->per_cpu)
 				thread_for_time(e, have_time, t);
 		}
@@ -787,192 +658,6 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	e->d = NULL;
 	hwt_pt_block_free(e->bd);
 	e->bd = NULL;
-}
-
-#define CARRY_MAX (64u << 20)
-
-static int carry_append(struct queue *q, const uint8_t *p, size_t n)
-{
-	if (q->clen + n > q->ccap) {
-		size_t nc = q->ccap ? q->ccap : 65536;
-		while (nc < q->clen + n)
-			nc *= 2;
-		uint8_t *nv = realloc(q->carry, nc);
-		if (!nv)
-			return HWT_ERR_NOMEM;
-		q->carry = nv;
-		q->ccap = nc;
-	}
-	memcpy(q->carry + q->clen, p, n);
-	q->clen += n;
-	return 0;
-}
-
-static void flush_carry(struct engine *e, struct queue *q)
-{
-	if (q->clen)
-		decode_region(e, q, q->carry, q->clen, q->carry_off, 0, 0);
-	q->clen = 0;
-	q->scan = 0;
-}
-
-/* The stream as the carry followed by a chunk's data d[0, dn): positions
- * below q->clen are in the carry, the others in d. */
-static size_t joint_read(const struct queue *q, const uint8_t *d, size_t dn, size_t pos,
-			 uint8_t *out, size_t len)
-{
-	size_t k = 0;
-	if (pos < q->clen) {
-		k = q->clen - pos < len ? q->clen - pos : len;
-		memcpy(out, q->carry + pos, k);
-		pos = q->clen;
-	}
-	size_t dp = pos - q->clen;
-	size_t m = dp < dn ? (dn - dp < len - k ? dn - dp : len - k) : 0;
-	memcpy(out + k, d + dp, m);
-	return k + m;
-}
-
-/* The first PSB of carry + d at or after position from (SIZE_MAX: none). */
-static size_t joint_find_psb(const struct queue *q, const uint8_t *d, size_t dn, size_t from)
-{
-	const size_t w = sizeof(psb_pat) - 1;
-	if (from < q->clen) {
-		const uint8_t *p = find_psb(q->carry + from, q->clen - from);
-		if (p)
-			return (size_t)(p - q->carry);
-		/* one that straddles the carry and d */
-		size_t s = q->clen - from > w ? q->clen - w : from;
-		uint8_t tmp[2 * sizeof(psb_pat)];
-		size_t k = joint_read(q, d, dn, s, tmp, sizeof(tmp));
-		p = find_psb(tmp, k);
-		if (p)
-			return s + (size_t)(p - tmp);
-		from = q->clen;
-	}
-	size_t dp = from - q->clen;
-	const uint8_t *p = dp < dn ? find_psb(d + dp, dn - dp) : NULL;
-	return p ? q->clen + (size_t)(p - d) : SIZE_MAX;
-}
-
-/* The next cut of carry + d, whose region starts at position 0 (a PSB
- * there is the region's own): a PSB whose PSB+ is complete (its FUP read
- * into *holding, *stop_ip), searched from position from.  last: the last
- * such cut (to decode many PSB periods at once), else the first.  Returns
- * SIZE_MAX when there is none yet; *scan: where to search again once more
- * data has come. */
-static size_t next_cut(const struct queue *q, const uint8_t *d, size_t dn, size_t from, int last,
-		       int *holding, uint64_t *stop_ip, size_t *scan)
-{
-	size_t cut = SIZE_MAX, total = q->clen + dn;
-	uint8_t tmp[PSBP_MAX_BYTES];
-	*scan = from;
-	for (size_t c = joint_find_psb(q, d, dn, from); c != SIZE_MAX;
-	     c = joint_find_psb(q, d, dn, c + sizeof(psb_pat))) {
-		*scan = c;
-		if (!c) /* the region's own PSB */
-			continue;
-		uint64_t ip = 0;
-		int r;
-		if (c >= q->clen) {
-			r = psb_fup_ip(d + (c - q->clen), total - c, &ip);
-		} else {
-			size_t k = joint_read(q, d, dn, c, tmp, sizeof(tmp));
-			r = psb_fup_ip(tmp, k, &ip);
-			if (r == HWT_ERR_EOS && k == sizeof(tmp))
-				r = 0; /* longer than psb_fup_ip reads */
-		}
-		if (r < 0) /* the PSB+ goes on in the next chunk */
-			return cut;
-		cut = c;
-		*holding = r;
-		*stop_ip = ip;
-		*scan = c + sizeof(psb_pat);
-		if (!last)
-			return cut;
-	}
-	if (cut == SIZE_MAX)
-		*scan = total > sizeof(psb_pat) ? total - sizeof(psb_pat) + 1 : 0;
-	if (*scan < from)
-		*scan = from;
-	return cut;
-}
-
-/* A queue's trace is decoded in regions from a PSB (or the stream's start)
- * to a later PSB, once that PSB's PSB+ is complete (its FUP tells where
- * the region's flow stops).  A region inside one chunk is decoded in
- * place, and spans every complete PSB up to the last; the tail of a chunk
- * goes to the carry, which takes the next chunk's bytes up to the next
- * cut.  PSBs, PSB+ and padding may straddle chunks anywhere: the regions
- * and their stop IPs do not depend on the chunking. */
-static void on_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
-		     uint64_t aux_off)
-{
-	/* AUXTRACE payloads are zero-padded to 8 bytes: a chunk that starts
-	 * inside the previous one's padding continues it. */
-	if (q->clen && q->have_next && aux_off < q->next_off && q->next_off - aux_off < 8 &&
-	    q->next_off - aux_off <= q->clen)
-		q->clen -= (size_t)(q->next_off - aux_off);
-	else if (q->clen && (!q->have_next || aux_off != q->next_off))
-		flush_carry(e, q);
-	q->next_off = aux_off + n;
-	q->have_next = 1;
-	if (q->scan > q->clen)
-		q->scan = q->clen; /* padding dropped */
-	/* Up to 7 zero bytes at the end may be padding or PAD packets: the
-	 * next chunk's offset tells.  Cuts are looked for before them. */
-	size_t tz = 0;
-	while (tz < 7 && tz < n && !data[n - 1 - tz])
-		tz++;
-	const uint8_t *d = data;
-	size_t dn = n - tz;
-	int holding = 0;
-	uint64_t stop_ip = 0;
-	size_t scan, cut;
-	/* the region in the carry: up to the first cut */
-	while (q->clen) {
-		cut = next_cut(q, d, dn, q->scan, 0, &holding, &stop_ip, &scan);
-		q->scan = scan;
-		if (cut == SIZE_MAX)
-			break;
-		size_t clen0 = q->clen;
-		if (cut > clen0 && carry_append(q, d, cut - clen0)) {
-			flush_carry(e, q); /* out of memory: decode what there is */
-			break;
-		}
-		decode_region(e, q, q->carry, cut, q->carry_off, holding, stop_ip);
-		if (cut >= clen0) { /* the next region starts in d */
-			d += cut - clen0;
-			dn -= cut - clen0;
-			q->clen = 0;
-			q->scan = 0;
-			break;
-		}
-		memmove(q->carry, q->carry + cut, clen0 - cut);
-		q->clen = clen0 - cut;
-		q->carry_off += cut;
-		q->scan = 0;
-	}
-	if (q->clen) { /* no cut yet: the whole chunk goes to the carry */
-		if (carry_append(q, d, dn + tz))
-			flush_carry(e, q);
-		else if (q->clen > CARRY_MAX)
-			flush_carry(e, q);
-		return;
-	}
-	/* in place: from the region's start to the last cut in d */
-	uint64_t doff = aux_off + (uint64_t)(d - data);
-	cut = next_cut(q, d, dn, 0, 1, &holding, &stop_ip, &scan);
-	size_t rs = 0;
-	if (cut != SIZE_MAX) {
-		decode_region(e, q, d, cut, doff, holding, stop_ip);
-		rs = cut;
-		scan = scan > cut ? scan - cut : 0;
-	}
-	q->carry_off = doff + rs;
-	q->scan = scan;
-	if (carry_append(q, d + rs, dn + tz - rs))
-		q->clen = 0;
 }
 
 /* ---------------- setup from the recording ---------------- */
@@ -1018,7 +703,7 @@ static const char *rec_str(const struct hwt_perf_record *rec, size_t off)
 
 /* A record that says which thread runs on its CPU from its time on
  * (ITRACE_START, a switch-in): 1 and *tid, *pid; else 0. */
-static int switch_in(const struct hwt_perf_record *rec, uint32_t *tid, uint32_t *pid)
+int sp_switch_in(const struct hwt_perf_record *rec, uint32_t *tid, uint32_t *pid)
 {
 	if (!rec->have_sid ||
 	    (rec->type != PERF_RECORD_ITRACE_START && rec->type != PERF_RECORD_SWITCH &&
@@ -1095,7 +780,7 @@ static void on_sideband(struct engine *e, const struct hwt_perf_record *rec)
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE: {
 		uint32_t tid, pid;
-		if (switch_in(rec, &tid, &pid))
+		if (sp_switch_in(rec, &tid, &pid))
 			thread_get(e, tid, pid);
 		break;
 	}
@@ -1128,193 +813,6 @@ static void load_vdso(struct engine *e, struct hwt_perf_reader *r)
 			return;
 		off += h.size;
 	}
-}
-
-/* ---------------- per-CPU recordings ---------------- */
-/* First pass: a switch-in or ITRACE_START goes to its CPU's timeline. */
-static void tl_add(struct engine *e, const struct hwt_perf_record *rec)
-{
-	uint32_t tid, pid;
-	if (!switch_in(rec, &tid, &pid))
-		return;
-	struct cpu_tl *tl = NULL;
-	for (size_t i = 0; i < e->ntls; i++)
-		if (e->tls[i].cpu == rec->sid.cpu)
-			tl = &e->tls[i];
-	if (!tl) {
-		struct cpu_tl *nv = realloc(e->tls, (e->ntls + 1) * sizeof(*nv));
-		if (!nv)
-			return;
-		e->tls = nv;
-		tl = &e->tls[e->ntls++];
-		memset(tl, 0, sizeof(*tl));
-		tl->cpu = rec->sid.cpu;
-	}
-	if (tl->nsw == tl->capsw) {
-		size_t nc = tl->capsw ? 2 * tl->capsw : 64;
-		struct switch_ev *nv = realloc(tl->sw, nc * sizeof(*nv));
-		if (!nv)
-			return;
-		tl->sw = nv;
-		tl->capsw = nc;
-	}
-	tl->sw[tl->nsw].time = rec->sid.time;
-	tl->sw[tl->nsw].tid = tid;
-	tl->sw[tl->nsw].seq = (uint32_t)tl->nsw;
-	tl->nsw++;
-}
-
-static int sw_cmp(const void *a, const void *b)
-{
-	const struct switch_ev *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* After the first pass: each per-CPU queue takes its CPU's timeline. */
-static void tl_attach(struct engine *e)
-{
-	for (size_t i = 0; i < e->ntls; i++) {
-		struct cpu_tl *tl = &e->tls[i];
-		if (tl->nsw)
-			qsort(tl->sw, tl->nsw, sizeof(*tl->sw), sw_cmp);
-		for (size_t k = 0; k < e->nqueues && tl->sw; k++) {
-			struct queue *q = &e->queues[k];
-			if (q->per_cpu && q->cpu == tl->cpu && !q->sw) {
-				q->sw = tl->sw;
-				q->nsw = tl->nsw;
-				q->capsw = tl->capsw;
-				tl->sw = NULL;
-			}
-		}
-		free(tl->sw);
-	}
-	free(e->tls);
-	e->tls = NULL;
-	e->ntls = 0;
-}
-
-/* The queue's joined trace (in its carry buffer) becomes a segment. */
-static void cpu_seg_end(struct engine *e, struct queue *q)
-{
-	if (!q->clen)
-		return;
-	struct cpu_seg *nv = realloc(e->segs, (e->nsegs + 1) * sizeof(*nv));
-	if (!nv) {
-		q->clen = 0;
-		return;
-	}
-	e->segs = nv;
-	nv[e->nsegs].qi = (size_t)(q - e->queues);
-	nv[e->nsegs].d = q->carry;
-	nv[e->nsegs].n = q->clen;
-	nv[e->nsegs++].base = q->carry_off;
-	q->carry = NULL;
-	q->clen = q->ccap = 0;
-}
-
-/* An AUXTRACE payload of a per-CPU queue: appended to the current segment
- * if it continues it (payloads are zero-padded to 8 bytes: one that starts
- * in the previous one's padding continues it), else it starts one. */
-static void cpu_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
-		      uint64_t aux_off)
-{
-	if (q->clen && q->have_next && aux_off < q->next_off && q->next_off - aux_off < 8 &&
-	    q->next_off - aux_off <= q->clen)
-		q->clen -= (size_t)(q->next_off - aux_off);
-	else if (q->clen && aux_off != q->next_off)
-		cpu_seg_end(e, q);
-	if (!q->clen)
-		q->carry_off = aux_off;
-	if (carry_append(q, data, n))
-		cpu_seg_end(e, q);
-	q->next_off = aux_off + n;
-	q->have_next = 1;
-}
-
-/* TSC of the PSB+ at p (0 and *tsc), else -1. */
-static int psb_tsc(const uint8_t *p, size_t n, uint64_t *tsc)
-{
-	size_t pos = 0;
-	for (int k = 0; k < 64 && pos < n; k++) {
-		struct hwt_pt_packet pkt;
-		int sz = hwt_pt_pkt_parse(p + pos, n - pos, &pkt);
-		if (sz <= 0 || pkt.type == HWT_PKT_PSBEND)
-			return -1;
-		pos += (size_t)sz;
-		if (pkt.type == HWT_PKT_TSC) {
-			*tsc = pkt.u.tsc.tsc;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static int region_cmp(const void *a, const void *b)
-{
-	const struct cpu_region *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	if (x->seg != y->seg)
-		return x->seg < y->seg ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Decode every per-CPU segment, region by region, all CPUs' regions in
- * order of time: a thread that moves between CPUs comes out in order. */
-static void cpu_decode_all(struct engine *e)
-{
-	for (size_t i = 0; i < e->nqueues; i++)
-		if (e->queues[i].per_cpu)
-			cpu_seg_end(e, &e->queues[i]);
-	size_t nr = 0, cap = 0;
-	struct cpu_region *rg = NULL;
-	for (size_t s = 0; s < e->nsegs; s++) {
-		const struct cpu_seg *g = &e->segs[s];
-		uint64_t t = 0;
-		for (const uint8_t *p = find_psb(g->d, g->n); p;) {
-			size_t off = (size_t)(p - g->d);
-			const uint8_t *nx = find_psb(p + 16, g->n - off - 16);
-			uint64_t tsc;
-			if (!psb_tsc(p, g->n - off, &tsc))
-				t = tsc_to_ns(e, tsc);
-			if (nr == cap) {
-				size_t nc = cap ? 2 * cap : 256;
-				struct cpu_region *nv = realloc(rg, nc * sizeof(*nv));
-				if (!nv)
-					break;
-				rg = nv;
-				cap = nc;
-			}
-			rg[nr].time = t;
-			rg[nr].seg = s;
-			rg[nr].off = off;
-			rg[nr].n = (size_t)((nx ? nx : g->d + g->n) - p);
-			rg[nr++].have_next = nx != NULL;
-			p = nx;
-		}
-	}
-	if (nr)
-		qsort(rg, nr, sizeof(*rg), region_cmp);
-	for (size_t i = 0; i < nr; i++) {
-		const struct cpu_seg *g = &e->segs[rg[i].seg];
-		const uint8_t *p = g->d + rg[i].off;
-		size_t end = rg[i].off + rg[i].n;
-		uint64_t stop_ip = 0;
-		int holding = rg[i].have_next && psb_fup_ip(g->d + end, g->n - end, &stop_ip) > 0;
-		e->have_rtime = 1;
-		e->rtime = rg[i].time;
-		decode_region(e, &e->queues[g->qi], p, rg[i].n, g->base + rg[i].off, holding,
-			      stop_ip);
-	}
-	e->have_rtime = 0;
-	free(rg);
-	for (size_t s = 0; s < e->nsegs; s++)
-		free(e->segs[s].d);
-	free(e->segs);
-	e->segs = NULL;
-	e->nsegs = 0;
 }
 
 int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
@@ -1366,10 +864,10 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 			}
 			n_aux++;
 		} else {
-			tl_add(&e, &rec);
+			sp_tl_add(&e, &rec);
 		}
 	}
-	tl_attach(&e);
+	sp_tl_attach(&e);
 	if (ret < 0)
 		cli_err(cmd, "'%s': %s (decoding what comes before)", path,
 			hwt_perf_reader_errmsg(r));
@@ -1390,18 +888,19 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 		if (rec.type == HWT_PERF_RECORD_AUXTRACE) {
 			struct queue *q = queue_get(&e, rec.aux_idx);
 			if (q && rec.aux_data && rec.aux_size && q->per_cpu)
-				cpu_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size,
-					  rec.aux_offset);
+				sp_cpu_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size,
+					     rec.aux_offset);
 			else if (q && rec.aux_data && rec.aux_size)
-				on_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size, rec.aux_offset);
+				sp_on_chunk(&e, q, rec.aux_data, (size_t)rec.aux_size,
+					    rec.aux_offset);
 		} else {
 			on_sideband(&e, &rec);
 		}
 	}
 	for (size_t i = 0; i < e.nqueues; i++)
 		if (!e.queues[i].per_cpu)
-			flush_carry(&e, &e.queues[i]);
-	cpu_decode_all(&e);
+			sp_flush_carry(&e, &e.queues[i]);
+	sp_cpu_decode_all(&e);
 	int gaps = e.gaps;
 	for (size_t i = 0; i < e.nqueues; i++) {
 		free(e.queues[i].carry);
