@@ -12,7 +12,8 @@
  * decoders that run one after the other (hwt_pt_flow_options.cache).
  * It belongs to one image at a time (cache_bind clears it when the image
  * or its version changes).  Limits: fixed memory (about 13 MB when all
- * tables are touched: RUN_POOL members, RUN_SLOTS runs, ICACHE_SIZE
+ * tables are touched: RUN_POOL members (allocated with the first run),
+ * RUN_SLOTS runs, ICACHE_SIZE
  * instructions); a full pool clears the run table and starts over.
  */
 #include <stdlib.h>
@@ -28,9 +29,9 @@ struct hwt_pt_cache *hwt_pt_cache_alloc(void)
 	/* calloc of large blocks maps zero pages: untouched slots cost nothing */
 	c->icache = calloc(ICACHE_SIZE, sizeof(*c->icache));
 	c->runs = calloc(RUN_SLOTS, sizeof(*c->runs));
-	c->ips = malloc(RUN_POOL * sizeof(*c->ips));
-	c->sizes = malloc(RUN_POOL * sizeof(*c->sizes));
-	if (!c->icache || !c->runs || !c->ips || !c->sizes) {
+	/* the pool (9 MB) comes with the first run: short-lived decoders of
+	 * small traces may never need it */
+	if (!c->icache || !c->runs) {
 		hwt_pt_cache_free(c);
 		return NULL;
 	}
@@ -74,6 +75,17 @@ static int build(struct hwt_pt_cache *c, struct run *r, uint64_t ip, int mode)
 	int err = hwt_image_lookup(c->img, ip, &span);
 	if (err)
 		return err;
+	if (!c->ips) {
+		c->ips = malloc(RUN_POOL * sizeof(*c->ips));
+		c->sizes = malloc(RUN_POOL * sizeof(*c->sizes));
+		if (!c->ips || !c->sizes) {
+			free(c->ips);
+			free(c->sizes);
+			c->ips = NULL;
+			c->sizes = NULL;
+			return HWT_ERR_NOMEM;
+		}
+	}
 	if (c->used + RUN_MAX > RUN_POOL)
 		clear_runs(c);
 	const uint8_t *p = span.data;
