@@ -11,10 +11,10 @@
  * Ownership: a cache is either owned by one decoder or shared by
  * decoders that run one after the other (hwt_pt_flow_options.cache).
  * It belongs to one image at a time (cache_bind clears it when the image
- * or its version changes).  Limits: fixed memory (about 13 MB when all
- * tables are touched: RUN_POOL members (allocated with the first run),
- * RUN_SLOTS runs, ICACHE_SIZE
- * instructions); a full pool clears the run table and starts over.
+ * or its version changes).  Limits: fixed memory, about 10 MB when all
+ * tables are touched (RUN_POOL run members, allocated with the first run;
+ * RUN_SLOTS runs; ICACHE_SIZE instructions); a full pool clears the run
+ * table and starts over.
  */
 #include <stdlib.h>
 #include <string.h>
