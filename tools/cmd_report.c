@@ -126,7 +126,6 @@ struct rthread {
 struct report {
 	struct sp_symcache *sc;
 	int mode; /* 0 hot, 1 coverage, 2 folded */
-	struct sl_cache *sl; /* --srcline: group by source line */
 	struct func *f;
 	size_t nf, capf;
 	struct hmap fmap;  /* name -> func index + 1 */
@@ -138,6 +137,7 @@ struct report {
 	uint64_t total;
 	int have_time;
 	int nomem;
+	struct sl_cache *sl; /* --srcline: group by source line */
 };
 
 static struct func *func_of(struct report *r, const char *name)
