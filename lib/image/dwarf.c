@@ -224,14 +224,6 @@ static int in_code(const struct img_dwarf *d, uint64_t a)
 	return 0;
 }
 
-/* Whether path starts with folder dir (libdw joins a file's folder entry
- * with its name; entry 0 of DWARF 5 is the compilation folder itself). */
-static int under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return !strncmp(path, dir, n) && path[n] == '/';
-}
-
 /* The rows of one compile unit's line table.  libdw hands them sorted by
  * address (end rows first at an address), so a row that a sequence ends
  * with, at the sequence's end address, would outlive the end row: rows
@@ -244,8 +236,9 @@ static void add_unit(struct build *b, Dwarf_Die *cudie)
 	if (dwarf_getsrclines(cudie, &lines, &n))
 		return;
 	struct range *ranges = unit_ranges(cudie, &nr);
-	/* relative paths are relative to the unit's compilation folder
-	 * (as addr2line prints them) */
+	/* libdw joins a file's folder entry and name; a path that is still
+	 * relative is taken from the unit's compilation folder (as addr2line
+	 * prints them, even when folder entry 0 is that folder) */
 	Dwarf_Attribute at;
 	const char *comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &at));
 	char path[4096];
@@ -298,7 +291,6 @@ static void add_unit(struct build *b, Dwarf_Die *cudie)
 				if (!map[idx]) {
 					const char *nm = dwarf_filesrc(files, idx, NULL, NULL);
 					if (nm && nm[0] != '/' && comp_dir && comp_dir[0] &&
-					    !under(nm, comp_dir) &&
 					    (size_t)snprintf(path, sizeof(path), "%s/%s", comp_dir,
 							     nm) < sizeof(path))
 						nm = path;
