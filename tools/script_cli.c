@@ -46,7 +46,9 @@ static void loc(struct printer *pr, const struct hwt_image *img, uint64_t ip, st
 {
 	l->ip = ip;
 	l->sym = sp_symbol(pr->sc, img, ip, &l->off);
-	l->src = pr->sl ? sl_srcline(pr->sl, img, ip) : NULL;
+	l->src = NULL;
+	if (__builtin_expect(pr->sl != NULL, 0))
+		l->src = sl_srcline(pr->sl, img, ip);
 }
 
 static void p_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
@@ -54,9 +56,30 @@ static void p_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 {
 	struct printer *pr = arg;
 	struct hwt_out_loc l;
+	l.ip = in->ip;
+	l.sym = sp_symbol(pr->sc, img, in->ip, &l.off);
+	l.src = NULL;
+	hwt_out_insn(&pr->o, t->tid, have_time && pr->time, time_ns, &l, pr->disasm, in->raw,
+		     in->size, in->mode);
+}
+
+/* --insn --srcline (its own callback keeps p_insn lean) */
+static void p_insn_src(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+		       const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct printer *pr = arg;
+	struct hwt_out_loc l;
 	loc(pr, img, in->ip, &l);
 	hwt_out_insn(&pr->o, t->tid, have_time && pr->time, time_ns, &l, pr->disasm, in->raw,
 		     in->size, in->mode);
+}
+
+/* --branches --format tsv: no lookups (its own callback keeps it lean) */
+static void p_branch_tsv(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+			 const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct printer *pr = arg;
+	hwt_out_branch_tsv(&pr->o, t->tid, from, to, kind);
 }
 
 static void p_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
@@ -181,8 +204,8 @@ int hwt_script_perf(int argc, char **argv)
 	    .arg = &pr,
 	    .want_insn = pr.mode == M_INSN,
 	    .want_time = pr.time && !pr.tsv,
-	    .insn = pr.mode == M_INSN ? p_insn : NULL,
-	    .branch = p_branch,
+	    .insn = pr.mode == M_INSN ? (pr.sl ? p_insn_src : p_insn) : NULL,
+	    .branch = pr.mode == M_BRANCHES && pr.tsv ? p_branch_tsv : p_branch,
 	    .gap = p_gap,
 	};
 	int rc = sp_run(input, "script", &c);
