@@ -173,7 +173,8 @@ static int range_cmp(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-/* The unit's address ranges, sorted (NULL and *n 0 if it has none). */
+/* The unit's address ranges, sorted and disjoint (NULL and *n 0 if it
+ * has none). */
 static struct range *unit_ranges(Dwarf_Die *cudie, size_t *n)
 {
 	struct range *r = NULL;
@@ -194,8 +195,19 @@ static struct range *unit_ranges(Dwarf_Die *cudie, size_t *n)
 		}
 		r[(*n)++] = (struct range){lo, hi};
 	}
-	if (*n)
-		qsort(r, *n, sizeof(*r), range_cmp);
+	if (!*n)
+		return r;
+	qsort(r, *n, sizeof(*r), range_cmp);
+	size_t k = 0; /* merge overlapping ranges */
+	for (size_t i = 1; i < *n; i++) {
+		if (r[i].lo <= r[k].hi) {
+			if (r[i].hi > r[k].hi)
+				r[k].hi = r[i].hi;
+		} else {
+			r[++k] = r[i];
+		}
+	}
+	*n = k + 1;
 	return r;
 }
 
@@ -209,11 +221,7 @@ static int in_ranges(const struct range *r, size_t n, uint64_t a)
 		else
 			hi = mid;
 	}
-	/* ranges may overlap: look back over those that start below a */
-	for (size_t i = lo; i-- > 0;)
-		if (a < r[i].hi)
-			return 1;
-	return 0;
+	return lo && a < r[lo - 1].hi;
 }
 
 static int in_code(const struct img_dwarf *d, uint64_t a)
