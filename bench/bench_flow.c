@@ -21,13 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hwt/perf_data.h"
-
-struct q {
-	uint32_t idx, tid;
-	uint8_t *d;
-	size_t n, cap;
-};
+#include "bench_rec.h"
 
 static double now(void)
 {
@@ -36,63 +30,21 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int load(const char *path, struct pt_image *img, struct pt_image_section_cache *isc,
-		struct q **qs, size_t *nq, struct pt_config *cfg)
+/* libipt's image: a section per file mapping, through its section cache */
+struct ipt_img {
+	struct pt_image *img;
+	struct pt_image_section_cache *isc;
+};
+
+static void map_file(void *arg, const char *path, uint64_t pgoff, uint64_t len, uint64_t addr)
 {
-	char eb[256];
-	struct hwt_perf_reader *r;
-	if (hwt_perf_reader_open(&r, path, eb, sizeof(eb))) {
-		fprintf(stderr, "bench_flow: %s: %s\n", path, eb);
-		return -1;
-	}
-	const char *cpuid = hwt_perf_reader_feature_string(r, HWT_FEAT_CPUID);
-	unsigned fam, model, step = 0;
-	if (cpuid && !strncmp(cpuid, "GenuineIntel,", 13) &&
-	    sscanf(cpuid + 13, "%u,%u,%u", &fam, &model, &step) >= 2) {
-		cfg->cpu.vendor = pcv_intel;
-		cfg->cpu.family = (uint16_t)fam;
-		cfg->cpu.model = (uint8_t)model;
-		cfg->cpu.stepping = (uint8_t)step;
-		pt_cpu_errata(&cfg->errata, &cfg->cpu);
-	}
-	struct hwt_perf_record rec;
-	while (hwt_perf_reader_next(r, &rec) == 1) {
-		if (rec.type == PERF_RECORD_MMAP2 || rec.type == PERF_RECORD_MMAP) {
-			int v2 = rec.type == PERF_RECORD_MMAP2;
-			size_t fix = v2 ? sizeof(struct hwt_perf_rec_mmap2)
-					: sizeof(struct hwt_perf_rec_mmap);
-			const struct hwt_perf_rec_mmap *m = (const void *)rec.hdr;
-			const char *p = (const char *)rec.hdr + fix;
-			if (rec.size <= fix || !memchr(p, 0, rec.size - fix) || p[0] != '/')
-				continue;
-			int isid = pt_iscache_add_file(isc, p, m->pgoff, m->len, m->addr);
-			if (isid >= 0)
-				pt_image_add_cached(img, isc, isid, NULL);
-		} else if (rec.type == HWT_PERF_RECORD_AUXTRACE && rec.aux_data) {
-			struct q *q = NULL;
-			for (size_t i = 0; i < *nq; i++)
-				if ((*qs)[i].idx == rec.aux_idx)
-					q = &(*qs)[i];
-			if (!q) {
-				*qs = realloc(*qs, (*nq + 1) * sizeof(**qs));
-				q = &(*qs)[(*nq)++];
-				memset(q, 0, sizeof(*q));
-				q->idx = rec.aux_idx;
-				q->tid = rec.sid.tid;
-			}
-			if (q->n + rec.aux_size > q->cap) {
-				q->cap = (q->n + rec.aux_size) * 2;
-				q->d = realloc(q->d, q->cap);
-			}
-			memcpy(q->d + q->n, rec.aux_data, rec.aux_size);
-			q->n += rec.aux_size;
-		}
-	}
-	hwt_perf_reader_free(r);
-	return 0;
+	struct ipt_img *ii = arg;
+	int isid = pt_iscache_add_file(ii->isc, path, pgoff, len, addr);
+	if (isid >= 0)
+		pt_image_add_cached(ii->img, ii->isc, isid, NULL);
 }
 
-static void branches(struct q *q, struct pt_config *cfg, struct pt_image *img)
+static void branches(struct bench_q *q, struct pt_config *cfg, struct pt_image *img)
 {
 	cfg->begin = q->d;
 	cfg->end = q->d + q->n;
@@ -143,32 +95,17 @@ static void branches(struct q *q, struct pt_config *cfg, struct pt_image *img)
 	pt_insn_free_decoder(d);
 }
 
-int main(int argc, char **argv)
+/* Every queue with libipt's block decoder: "libipt-blk BYTES SECONDS
+ * BLOCKS INSNS". */
+static void time_blocks(struct bench_q *qs, size_t nq, struct pt_config *cfg, struct pt_image *img)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: bench_flow time|branches FILE.data\n");
-		return 2;
-	}
-	struct pt_config cfg;
-	pt_config_init(&cfg);
-	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
-	struct pt_image *img = pt_image_alloc(NULL);
-	struct q *qs = NULL;
-	size_t nq = 0;
-	if (load(argv[2], img, isc, &qs, &nq, &cfg))
-		return 1;
-	if (!strcmp(argv[1], "branches")) {
-		for (size_t i = 0; i < nq; i++)
-			branches(&qs[i], &cfg, img);
-		return 0;
-	}
 	uint64_t bytes = 0, blocks = 0, insns = 0;
 	double t0 = now();
 	for (size_t i = 0; i < nq; i++) {
-		cfg.begin = qs[i].d;
-		cfg.end = qs[i].d + qs[i].n;
+		cfg->begin = qs[i].d;
+		cfg->end = qs[i].d + qs[i].n;
 		bytes += qs[i].n;
-		struct pt_block_decoder *d = pt_blk_alloc_decoder(&cfg);
+		struct pt_block_decoder *d = pt_blk_alloc_decoder(cfg);
 		pt_blk_set_image(d, img);
 		for (;;) {
 			int st = pt_blk_sync_forward(d);
@@ -196,10 +133,45 @@ int main(int argc, char **argv)
 	double t = now() - t0;
 	printf("libipt-blk %llu %.6f %llu %llu\n", (unsigned long long)bytes, t,
 	       (unsigned long long)blocks, (unsigned long long)insns);
-	for (size_t i = 0; i < nq; i++)
-		free(qs[i].d);
-	free(qs);
-	pt_image_free(img);
-	pt_iscache_free(isc);
-	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: bench_flow time|branches FILE.data\n");
+		return 2;
+	}
+	struct pt_config cfg;
+	pt_config_init(&cfg);
+	struct ipt_img ii = {pt_image_alloc(NULL), pt_iscache_alloc(NULL)};
+	struct bench_rec br;
+	int ret = 0;
+	if (bench_rec_load(&br, "bench_flow", argv[2], map_file, &ii)) {
+		ret = 1;
+	} else {
+		if (br.intel) {
+			cfg.cpu.vendor = pcv_intel;
+			cfg.cpu.family = (uint16_t)br.cpu[0];
+			cfg.cpu.model = (uint8_t)br.cpu[1];
+			cfg.cpu.stepping = (uint8_t)br.cpu[2];
+			pt_cpu_errata(&cfg.errata, &cfg.cpu);
+		}
+		if (!strcmp(argv[1], "branches")) {
+			for (size_t i = 0; i < br.nq; i++)
+				branches(&br.qs[i], &cfg, ii.img);
+		} else {
+			time_blocks(br.qs, br.nq, &cfg, ii.img);
+		}
+	}
+	bench_rec_free(&br);
+	pt_image_free(ii.img);
+	pt_iscache_free(ii.isc);
+	/* Flush before returning: in a sanitizer build, a leak report ends
+	 * the process from an exit handler, before stdio would flush (a
+	 * reader of a pipe got a truncated oracle that way). */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "bench_flow: cannot write the output\n");
+		ret = 1;
+	}
+	return ret;
 }

@@ -11,8 +11,12 @@
  * by the PSB period, not by the trace.  A region that ends at a PSB would
  * run on past the PSB's IP until it needs a packet; what it decodes from
  * the PSB's FUP IP on is held back and dropped, since the next region
- * starts there.  Taken branches are derived from consecutive instructions
- * (plus asynchronous branch events): with the block decoder when the
+ * starts there.  So a region ends at a PSB only once its PSB+ has come up
+ * to the FUP (PSB and PSB+ may straddle chunks; a chunk's last zero bytes
+ * may be padding until the next chunk's offset says): the output does not
+ * depend on where the recorder cut the trace into chunks.  Taken
+ * branches are derived from consecutive instructions (plus asynchronous
+ * branch events): with the block decoder when the
  * consumer wants neither instructions nor time (a block's addresses plus
  * a per-address instruction-size cache tell taken conditional branches
  * apart; the other branches end blocks), else with the instruction
@@ -176,6 +180,7 @@ struct queue {
 	uint8_t *carry;
 	size_t clen, ccap;
 	uint64_t carry_off, next_off;
+	size_t scan; /* no cut in the carry before this position */
 	int have_next;
 	/* per-CPU: switch-in timeline */
 	struct switch_ev *sw;
@@ -354,38 +359,32 @@ static const uint8_t *find_psb(const uint8_t *p, size_t n)
 	return memmem(p, n, psb_pat, sizeof(psb_pat));
 }
 
-static const uint8_t *find_last_psb(const uint8_t *p, size_t n)
-{
-	const uint8_t *last = NULL, *s = p;
-	while ((s = find_psb(s, n - (size_t)(s - p))) != NULL) {
-		last = s;
-		s += sizeof(psb_pat);
-	}
-	return last;
-}
+/* psb_fup_ip() reads at most this many packets (of at most 16 bytes). */
+#define PSBP_MAX_PKTS 64
+#define PSBP_MAX_BYTES (PSBP_MAX_PKTS * HWT_PT_PKT_MAX_SIZE)
 
-/* IP of the FUP in the PSB+ at p (0 and *ip), else -1. */
+/* The FUP of the PSB+ at p (n bytes readable): 1 and *ip where the flow
+ * resumes; 0 when there is none to wait for (PSB+ without an FUP, or not
+ * parseable); HWT_ERR_EOS when the PSB+ runs past the n bytes (the rest
+ * is in the next chunk). */
 static int psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
 {
 	struct hwt_pt_last_ip lip;
 	hwt_pt_last_ip_init(&lip);
 	size_t pos = 0;
-	for (int k = 0; k < 64 && pos < n; k++) {
+	for (int k = 0; k < PSBP_MAX_PKTS; k++) {
 		struct hwt_pt_packet pkt;
 		int sz = hwt_pt_pkt_parse(p + pos, n - pos, &pkt);
-		if (sz <= 0)
-			return -1;
-		pos += (size_t)sz;
-		if (pkt.type == HWT_PKT_PSBEND)
-			return -1;
-		if (pkt.type == HWT_PKT_FUP) {
-			if (hwt_pt_last_ip_update(&lip, pkt.u.ip.ipc, pkt.u.ip.ip) ||
-			    hwt_pt_last_ip_query(&lip, ip))
-				return -1;
+		if (sz == HWT_ERR_EOS)
+			return HWT_ERR_EOS;
+		if (sz <= 0 || pkt.type == HWT_PKT_PSBEND)
 			return 0;
-		}
+		pos += (size_t)sz;
+		if (pkt.type == HWT_PKT_FUP)
+			return !hwt_pt_last_ip_update(&lip, pkt.u.ip.ipc, pkt.u.ip.ip) &&
+			       !hwt_pt_last_ip_query(&lip, ip);
 	}
-	return -1;
+	return 0;
 }
 
 /* Does the previous instruction fall through to ip? */
@@ -496,7 +495,8 @@ static void on_insn(struct engine *e, const struct hwt_pt_insn *in, int have_tim
 }
 
 /* One instruction of a block (the general case of on_block). */
-static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int mode)
+static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int mode, int have_time,
+		     uint64_t t)
 {
 	int at_stop = e->holding && ip == e->stop_ip && !e->pend_overflow;
 	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
@@ -506,7 +506,8 @@ static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int 
 		if (taken) {
 			if (at_stop)
 				flush_pending(e);
-			emit_branch(e, e->prev_ip, ip, hwt_branch_kind_of(e->prev_class), 0, 0);
+			emit_branch(e, e->prev_ip, ip, hwt_branch_kind_of(e->prev_class), have_time,
+				    t);
 		}
 	}
 	if (at_stop) {
@@ -523,20 +524,28 @@ static void block_ip(struct engine *e, uint64_t ip, unsigned size, int cls, int 
 /* A block of n instructions.  With end_on_call and end_on_jump set, the
  * block decoder ends a block at every branch, so its instructions are in
  * sequence and only its first one can be a branch target; the stop ip of
- * a held region inside the block needs a look at each instruction. */
-static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class)
+ * a held region inside the block needs a look at each instruction.
+ * Times as the instruction decoder gives them (the time after each
+ * instruction executed): tb, from before the block, for the instructions
+ * that need no trace (all but the last); ta, from after it, for the last. */
+static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class,
+		     int hb, uint64_t tb, int ha, uint64_t ta)
 {
 	if (!n)
 		return;
 	const uint64_t *ips = b->ips;
 	const uint8_t *sz = b->sizes;
 	uint64_t stop = e->holding && !e->pend_overflow ? e->stop_ip : 0;
-	block_ip(e, ips[0], sz[0], n > 1 ? HWT_INSN_OTHER : last_class, b->mode);
-	if (n > 1 && stop > ips[0] && stop <= ips[n - 1]) {
-		for (uint32_t i = 1; i < n; i++)
-			block_ip(e, ips[i], sz[i], i + 1 < n ? HWT_INSN_OTHER : last_class,
-				 b->mode);
-	} else if (n > 1) {
+	if (n == 1) {
+		block_ip(e, ips[0], sz[0], last_class, b->mode, ha, ta);
+	} else if (stop > ips[0] && stop <= ips[n - 1]) {
+		for (uint32_t i = 0; i < n; i++) {
+			int last = i + 1 == n;
+			block_ip(e, ips[i], sz[i], last ? last_class : HWT_INSN_OTHER, b->mode,
+				 last ? ha : hb, last ? ta : tb);
+		}
+	} else {
+		block_ip(e, ips[0], sz[0], HWT_INSN_OTHER, b->mode, hb, tb);
 		e->prev_ip = ips[n - 1];
 		e->prev_end = ips[n - 1] + sz[n - 1];
 	}
@@ -626,11 +635,23 @@ static void handle_event(struct engine *e, const struct hwt_pt_event *ev, int ha
 	}
 }
 
+/* The block decoder's time now, in ns: 1 and *t, or 0 if unknown. */
+static int blk_time(struct engine *e, uint64_t *t)
+{
+	uint64_t tsc;
+	uint32_t lm, lc;
+	if (hwt_pt_block_time(e->bd, &tsc, &lm, &lc) < 0)
+		return 0;
+	*t = tsc_to_ns(e, tsc);
+	return 1;
+}
+
 /* Decode one region [data, data+n) of queue q whose first byte is at
- * stream offset base.  next_psb: the PSB that follows it (NULL at the end
- * of the stream). */
+ * stream offset base.  holding: a PSB follows the region, whose FUP says
+ * the flow resumes at stop_ip (what the decoder yields from there on past
+ * the end belongs to the next region). */
 static void decode_region(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
-			  uint64_t base, const uint8_t *next_psb, size_t next_avail)
+			  uint64_t base, int holding, uint64_t stop_ip)
 {
 	if (!n)
 		return;
@@ -659,9 +680,10 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	opt.size = sizeof(opt);
 	opt.query.size = sizeof(opt.query);
 	int want_time = e->c->want_time || q->per_cpu;
-	/* Branches only, no time: blocks (one decoder call per block).  The
+	/* Branches only: blocks (one decoder call per block; per-CPU needs
+	 * the time at every instruction for the thread that runs).  The
 	 * decode cache belongs to the image of one process generation. */
-	int blk = !e->c->insn && !want_time;
+	int blk = !e->c->insn && !q->per_cpu;
 	if (!e->pc)
 		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
 	if (e->pc &&
@@ -687,7 +709,8 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 	e->npend = 0;
 	e->pend_overflow = 0;
 	e->pend_active = 0;
-	e->holding = next_psb && !psb_fup_ip(next_psb, next_avail, &e->stop_ip);
+	e->holding = holding;
+	e->stop_ip = stop_ip;
 	uint64_t last_err_off = UINT64_MAX;
 	int same_err = 0;
 	int st = d_sync(e);
@@ -727,11 +750,19 @@ static void decode_region(struct engine *e, struct queue *q, const uint8_t *data
 		 * PSB. */
 		if (e->bd) {
 			struct hwt_pt_block b;
+			int hb = 0, ha = 0;
+			uint64_t tb = 0, ta = 0;
+			if (want_time)
+				hb = blk_time(e, &tb);
 			st = hwt_pt_block_next(e->bd, &b);
-			if (st >= 0)
-				on_block(e, &b, b.ninsn, b.iclass);
+			if (want_time)
+				ha = blk_time(e, &ta);
+			/* past the end, the block ends with the first instruction
+			 * that needs trace: it was reached (as with insn_next) */
+			if (st >= 0 || st == HWT_ERR_EOS)
+				on_block(e, &b, b.ninsn, b.iclass, hb, tb, ha, ta);
 			else if (b.ninsn > 1) /* the last one failed (as with insn_next) */
-				on_block(e, &b, b.ninsn - 1, HWT_INSN_JCC);
+				on_block(e, &b, b.ninsn - 1, HWT_INSN_JCC, hb, tb, hb, tb);
 			continue;
 		}
 		struct hwt_pt_insn in;
@@ -780,10 +811,100 @@ static int carry_append(struct queue *q, const uint8_t *p, size_t n)
 static void flush_carry(struct engine *e, struct queue *q)
 {
 	if (q->clen)
-		decode_region(e, q, q->carry, q->clen, q->carry_off, NULL, 0);
+		decode_region(e, q, q->carry, q->clen, q->carry_off, 0, 0);
 	q->clen = 0;
+	q->scan = 0;
 }
 
+/* The stream as the carry followed by a chunk's data d[0, dn): positions
+ * below q->clen are in the carry, the others in d. */
+static size_t joint_read(const struct queue *q, const uint8_t *d, size_t dn, size_t pos,
+			 uint8_t *out, size_t len)
+{
+	size_t k = 0;
+	if (pos < q->clen) {
+		k = q->clen - pos < len ? q->clen - pos : len;
+		memcpy(out, q->carry + pos, k);
+		pos = q->clen;
+	}
+	size_t dp = pos - q->clen;
+	size_t m = dp < dn ? (dn - dp < len - k ? dn - dp : len - k) : 0;
+	memcpy(out + k, d + dp, m);
+	return k + m;
+}
+
+/* The first PSB of carry + d at or after position from (SIZE_MAX: none). */
+static size_t joint_find_psb(const struct queue *q, const uint8_t *d, size_t dn, size_t from)
+{
+	const size_t w = sizeof(psb_pat) - 1;
+	if (from < q->clen) {
+		const uint8_t *p = find_psb(q->carry + from, q->clen - from);
+		if (p)
+			return (size_t)(p - q->carry);
+		/* one that straddles the carry and d */
+		size_t s = q->clen - from > w ? q->clen - w : from;
+		uint8_t tmp[2 * sizeof(psb_pat)];
+		size_t k = joint_read(q, d, dn, s, tmp, sizeof(tmp));
+		p = find_psb(tmp, k);
+		if (p)
+			return s + (size_t)(p - tmp);
+		from = q->clen;
+	}
+	size_t dp = from - q->clen;
+	const uint8_t *p = dp < dn ? find_psb(d + dp, dn - dp) : NULL;
+	return p ? q->clen + (size_t)(p - d) : SIZE_MAX;
+}
+
+/* The next cut of carry + d, whose region starts at position 0 (a PSB
+ * there is the region's own): a PSB whose PSB+ is complete (its FUP read
+ * into *holding, *stop_ip), searched from position from.  last: the last
+ * such cut (to decode many PSB periods at once), else the first.  Returns
+ * SIZE_MAX when there is none yet; *scan: where to search again once more
+ * data has come. */
+static size_t next_cut(const struct queue *q, const uint8_t *d, size_t dn, size_t from, int last,
+		       int *holding, uint64_t *stop_ip, size_t *scan)
+{
+	size_t cut = SIZE_MAX, total = q->clen + dn;
+	uint8_t tmp[PSBP_MAX_BYTES];
+	*scan = from;
+	for (size_t c = joint_find_psb(q, d, dn, from); c != SIZE_MAX;
+	     c = joint_find_psb(q, d, dn, c + sizeof(psb_pat))) {
+		*scan = c;
+		if (!c) /* the region's own PSB */
+			continue;
+		uint64_t ip = 0;
+		int r;
+		if (c >= q->clen) {
+			r = psb_fup_ip(d + (c - q->clen), total - c, &ip);
+		} else {
+			size_t k = joint_read(q, d, dn, c, tmp, sizeof(tmp));
+			r = psb_fup_ip(tmp, k, &ip);
+			if (r == HWT_ERR_EOS && k == sizeof(tmp))
+				r = 0; /* longer than psb_fup_ip reads */
+		}
+		if (r < 0) /* the PSB+ goes on in the next chunk */
+			return cut;
+		cut = c;
+		*holding = r;
+		*stop_ip = ip;
+		*scan = c + sizeof(psb_pat);
+		if (!last)
+			return cut;
+	}
+	if (cut == SIZE_MAX)
+		*scan = total > sizeof(psb_pat) ? total - sizeof(psb_pat) + 1 : 0;
+	if (*scan < from)
+		*scan = from;
+	return cut;
+}
+
+/* A queue's trace is decoded in regions from a PSB (or the stream's start)
+ * to a later PSB, once that PSB's PSB+ is complete (its FUP tells where
+ * the region's flow stops).  A region inside one chunk is decoded in
+ * place, and spans every complete PSB up to the last; the tail of a chunk
+ * goes to the carry, which takes the next chunk's bytes up to the next
+ * cut.  PSBs, PSB+ and padding may straddle chunks anywhere: the regions
+ * and their stop IPs do not depend on the chunking. */
 static void on_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t n,
 		     uint64_t aux_off)
 {
@@ -796,27 +917,61 @@ static void on_chunk(struct engine *e, struct queue *q, const uint8_t *data, siz
 		flush_carry(e, q);
 	q->next_off = aux_off + n;
 	q->have_next = 1;
-	const uint8_t *p0 = find_psb(data, n);
-	if (q->clen) {
-		size_t upto = p0 ? (size_t)(p0 - data) : n;
-		if (carry_append(q, data, upto)) {
-			flush_carry(e, q);
-		} else if (p0) {
-			decode_region(e, q, q->carry, q->clen, q->carry_off, p0,
-				      n - (size_t)(p0 - data));
-			q->clen = 0;
-		} else if (q->clen > CARRY_MAX) {
-			flush_carry(e, q);
+	if (q->scan > q->clen)
+		q->scan = q->clen; /* padding dropped */
+	/* Up to 7 zero bytes at the end may be padding or PAD packets: the
+	 * next chunk's offset tells.  Cuts are looked for before them. */
+	size_t tz = 0;
+	while (tz < 7 && tz < n && !data[n - 1 - tz])
+		tz++;
+	const uint8_t *d = data;
+	size_t dn = n - tz;
+	int holding = 0;
+	uint64_t stop_ip = 0;
+	size_t scan, cut;
+	/* the region in the carry: up to the first cut */
+	while (q->clen) {
+		cut = next_cut(q, d, dn, q->scan, 0, &holding, &stop_ip, &scan);
+		q->scan = scan;
+		if (cut == SIZE_MAX)
+			break;
+		size_t clen0 = q->clen;
+		if (cut > clen0 && carry_append(q, d, cut - clen0)) {
+			flush_carry(e, q); /* out of memory: decode what there is */
+			break;
 		}
+		decode_region(e, q, q->carry, cut, q->carry_off, holding, stop_ip);
+		if (cut >= clen0) { /* the next region starts in d */
+			d += cut - clen0;
+			dn -= cut - clen0;
+			q->clen = 0;
+			q->scan = 0;
+			break;
+		}
+		memmove(q->carry, q->carry + cut, clen0 - cut);
+		q->clen = clen0 - cut;
+		q->carry_off += cut;
+		q->scan = 0;
 	}
-	if (!p0)
+	if (q->clen) { /* no cut yet: the whole chunk goes to the carry */
+		if (carry_append(q, d, dn + tz))
+			flush_carry(e, q);
+		else if (q->clen > CARRY_MAX)
+			flush_carry(e, q);
 		return;
-	const uint8_t *pl = find_last_psb(p0, n - (size_t)(p0 - data));
-	if (pl > p0)
-		decode_region(e, q, p0, (size_t)(pl - p0), aux_off + (uint64_t)(p0 - data), pl,
-			      n - (size_t)(pl - data));
-	q->carry_off = aux_off + (uint64_t)(pl - data);
-	if (carry_append(q, pl, n - (size_t)(pl - data)))
+	}
+	/* in place: from the region's start to the last cut in d */
+	uint64_t doff = aux_off + (uint64_t)(d - data);
+	cut = next_cut(q, d, dn, 0, 1, &holding, &stop_ip, &scan);
+	size_t rs = 0;
+	if (cut != SIZE_MAX) {
+		decode_region(e, q, d, cut, doff, holding, stop_ip);
+		rs = cut;
+		scan = scan > cut ? scan - cut : 0;
+	}
+	q->carry_off = doff + rs;
+	q->scan = scan;
+	if (carry_append(q, d + rs, dn + tz - rs))
 		q->clen = 0;
 }
 
@@ -1146,10 +1301,12 @@ static void cpu_decode_all(struct engine *e)
 		const struct cpu_seg *g = &e->segs[rg[i].seg];
 		const uint8_t *p = g->d + rg[i].off;
 		size_t end = rg[i].off + rg[i].n;
+		uint64_t stop_ip = 0;
+		int holding = rg[i].have_next && psb_fup_ip(g->d + end, g->n - end, &stop_ip) > 0;
 		e->have_rtime = 1;
 		e->rtime = rg[i].time;
-		decode_region(e, &e->queues[g->qi], p, rg[i].n, g->base + rg[i].off,
-			      rg[i].have_next ? g->d + end : NULL, g->n - end);
+		decode_region(e, &e->queues[g->qi], p, rg[i].n, g->base + rg[i].off, holding,
+			      stop_ip);
 	}
 	e->have_rtime = 0;
 	free(rg);

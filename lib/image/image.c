@@ -268,13 +268,21 @@ size_t hwt_image_npieces(const struct hwt_image *img)
 	return img->npieces;
 }
 
-int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
-		     uint64_t *offset)
+/* The piece mapping addr from a file, or NULL. */
+static const struct img_piece *file_piece(const struct hwt_image *img, uint64_t addr)
 {
 	size_t i = first_above(img, addr);
 	if (i >= img->npieces || img->pieces[i].begin > addr || img->pieces[i].file < 0)
+		return NULL;
+	return &img->pieces[i];
+}
+
+int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
+		     uint64_t *offset)
+{
+	const struct img_piece *p = file_piece(img, addr);
+	if (!p)
 		return HWT_ERR_NOMAP;
-	const struct img_piece *p = &img->pieces[i];
 	const struct img_file *f = &img->files[p->file];
 	uint64_t a = addr - p->bias;
 	size_t lo = 0, hi = f->nsyms;
@@ -298,10 +306,9 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 int hwt_image_where(const struct hwt_image *img, uint64_t addr, const char **path,
 		    uint64_t *file_offset)
 {
-	size_t i = first_above(img, addr);
-	if (i >= img->npieces || img->pieces[i].begin > addr || img->pieces[i].file < 0)
+	const struct img_piece *p = file_piece(img, addr);
+	if (!p)
 		return HWT_ERR_NOMAP;
-	const struct img_piece *p = &img->pieces[i];
 	const struct img_file *f = &img->files[p->file];
 	*path = f->path;
 	*file_offset = (uint64_t)(p->data - f->map) + (addr - p->begin);

@@ -24,6 +24,10 @@ struct hwt_pt_block_decoder {
 	struct flow f;
 	uint64_t ips[HWT_PT_BLOCK_MAX_INSN];
 	uint8_t sizes[HWT_PT_BLOCK_MAX_INSN];
+	/* the last block came from the one-run fast lane, and nothing was
+	 * called since that could have changed the state: flow_fast_ok still
+	 * holds (the lane pushes no event, sets no error, ends no trace) */
+	int quiet;
 };
 
 struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,
@@ -41,6 +45,7 @@ void hwt_pt_block_free(struct hwt_pt_block_decoder *d)
 
 int hwt_pt_block_sync_forward(struct hwt_pt_block_decoder *d)
 {
+	d->quiet = 0;
 	return flow_sync_forward(&d->f);
 }
 
@@ -170,7 +175,9 @@ static __attribute__((noinline)) int block_loop(struct hwt_pt_block_decoder *d,
 	}
 }
 
-int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
+/* hwt_pt_block_next without the quiet lane below. */
+static __attribute__((noinline)) int block_next(struct hwt_pt_block_decoder *d,
+						struct hwt_pt_block *b)
 {
 	struct flow *f = &d->f;
 	struct hwt_pt_cache *c = f->cache;
@@ -181,7 +188,7 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 	cache_bind(c, f->img);
 	/* The common case in one go: a block that is one cached run ending
 	 * in a conditional branch whose TNT bit is at hand. */
-	if (f->img && flow_fast_ok(f)) {
+	if (f->img && (d->quiet || flow_fast_ok(f))) {
 		int mode = f->mode ? f->mode : 64;
 		const struct run *r = cache_run(c, f->ip, mode);
 		if (r && r->iclass == HWT_INSN_JCC && flow_quick_bit(f->q, &taken)) {
@@ -195,21 +202,62 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 			b->iclass = HWT_INSN_JCC;
 			f->err_deferred = 0;
 			f->ip = taken ? r->target : last_ip + r->size;
+			d->quiet = 1;
 			return 0;
 		}
 	}
+	d->quiet = 0;
 	b->ips = d->ips;
 	b->sizes = d->sizes;
 	return block_loop(d, b);
 }
 
+int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
+{
+	struct flow *f = &d->f;
+	struct hwt_pt_cache *c = f->cache;
+	struct hwt_pt_query *q = f->q;
+
+	/* The quiet lane: straight after a fast-lane block (d->quiet), with
+	 * the cache still bound to the image, a cached run ending in a
+	 * conditional branch, and its TNT bit at hand with the next TNT
+	 * packet already read: what block_next would do, without a call. */
+	if (d->quiet && c->img == f->img && c->version == f->img->next_id && q->tnt_n &&
+	    !q->tnt_tick && q->la_valid &&
+	    (q->la.type == HWT_PKT_TNT8 || q->la.type == HWT_PKT_TNT64)) {
+		int mode = f->mode ? f->mode : 64;
+		uint64_t ip = f->ip;
+		const struct run *r = &c->runs[run_slot(ip, mode)];
+		if (r->valid && r->ip == ip && r->mode == mode && r->iclass == HWT_INSN_JCC) {
+			int taken;
+			flow_quick_bit(q, &taken); /* cannot fail here */
+			uint64_t last_ip = ip + r->last;
+			b->ip = ip;
+			b->end_ip = last_ip;
+			b->ninsn = r->n;
+			b->mode = (uint8_t)mode;
+			b->iclass = HWT_INSN_JCC;
+			b->speculative = (uint8_t)f->speculative;
+			b->truncated = 0;
+			b->ips = c->ips + r->pool;
+			b->sizes = c->sizes + r->pool;
+			f->err_deferred = 0;
+			f->ip = taken ? r->target : last_ip + r->size;
+			return 0;
+		}
+	}
+	return block_next(d, b);
+}
+
 int hwt_pt_block_event(struct hwt_pt_block_decoder *d, struct hwt_pt_event *ev)
 {
+	d->quiet = 0;
 	return flow_event(&d->f, ev);
 }
 
 int hwt_pt_block_resync(struct hwt_pt_block_decoder *d)
 {
+	d->quiet = 0;
 	return flow_resync(&d->f);
 }
 

@@ -31,6 +31,13 @@ export LC_ALL=C
 head -c 200000 /dev/zero | tr '\0' 'a' | fold -w 60 >"$T/data.txt"
 seq 1 3000 | sed 's/1/x/g' >"$T/lines.txt"
 
+# hwt script's branches of DIR/perf.data (tid<TAB>from<TAB>to; async rows
+# left out as the truth leaves them out; gap lines kept, so they show)
+hwt_branches() {
+	"$HWT" script -i "$1/perf.data" --branches --format tsv 2>"$1/hs.err" |
+		awk -F'\t' '$4 != "async"' | cut -f1-3
+}
+
 # perf's branches (tid<TAB>from<TAB>to), trace begin/end entries removed
 perf_branches() {
 	awk '$3 == "=>" && $2 != "0" && $4 != "0" { print $1 "\t0x" $2 "\t0x" $4 }' "$1"
@@ -87,6 +94,17 @@ check() {
 		fail "$name" "perf's branches differ from the truth ($(wc -l <"$d/p") vs $(wc -l <"$d/t")): $(diff "$d/p" "$d/t" | head -3 | tr '\n' ' ')"
 	else
 		pass "$name ($(wc -l <"$d/t") branches, $threads thread(s))"
+	fi
+	# hwt script on the same file: the truth, and so perf's branches too
+	hwt_branches "$d" | sort -s -k1,1n >"$d/h"
+	if [ ! -s "$d/t" ]; then
+		fail "${name}_script" "empty truth"
+	elif ! cmp -s "$d/h" "$d/t"; then
+		fail "${name}_script" "hwt script's branches differ from the truth ($(wc -l <"$d/h") vs $(wc -l <"$d/t")): $(diff "$d/h" "$d/t" | head -3 | tr '\n' ' ') $(head -c 200 "$d/hs.err")"
+	elif ! cmp -s "$d/h" "$d/p"; then
+		fail "${name}_script" "hwt script's branches differ from perf's"
+	else
+		pass "${name}_script ($(wc -l <"$d/h") branches, as the truth and perf)"
 	fi
 	rm -rf "$d"
 }
@@ -166,6 +184,19 @@ filter_test() {
 	else
 		pass "$name ($(wc -l <"$d/t") branches)"
 	fi
+	# hwt script: the same rule
+	hwt_branches "$d" >"$d/h"
+	outside=$(awk -F'\t' -v a=$a -v b=$b '{ f = strtonum($2);
+		if (f < a || f > b) n++ } END { print n + 0 }' "$d/h")
+	awk -F'\t' -v a=$a -v b=$b '{ f = strtonum($2); t = strtonum($3);
+		if (t >= a && t <= b) print }' "$d/h" >"$d/h.in"
+	if [ "$outside" != 0 ]; then
+		fail ${name}_script "$outside rows from outside getenv: $(grep -v '^[0-9]' "$d/h" | head -2 | tr '\n' ' ')"
+	elif [ ! -s "$d/t" ] || ! cmp -s "$d/h.in" "$d/t"; then
+		fail ${name}_script "hwt script's branches inside getenv differ from the truth ($(wc -l <"$d/h.in") vs $(wc -l <"$d/t"))"
+	else
+		pass "${name}_script ($(wc -l <"$d/h.in") branches)"
+	fi
 }
 filter_test
 
@@ -195,6 +226,12 @@ snapshot_test() {
 		fail $name "the snapshot's $n branches are not the truth's last $n"
 	else
 		pass "$name ($n of $(wc -l <"$d/t") branches)"
+	fi
+	hwt_branches "$d" >"$d/h"
+	if cmp -s "$d/h" "$d/p"; then
+		pass "${name}_script ($n branches, as perf)"
+	else
+		fail ${name}_script "hwt script's snapshot branches differ from perf's ($(wc -l <"$d/h") vs $n): $(diff "$d/h" "$d/p" | head -3 | tr '\n' ' ')"
 	fi
 }
 snapshot_test

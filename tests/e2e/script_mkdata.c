@@ -4,8 +4,14 @@
  * stream into AUXTRACE chunks of a given size, so that "hwt script" can be
  * tested on a recording even without "hwt record".
  *
- * usage: script_mkdata OUT.data MAPS CHUNK TID:FILE...
- * MAPS lines: "tid addr len pgoff path" (hex or decimal numbers). */
+ * usage: script_mkdata OUT.data MAPS CHUNK TID[/PID]:FILE[:SPLITS]...
+ * MAPS lines: "tid addr len pgoff path" (hex or decimal numbers).
+ * TID/PID: the stream of thread TID of process PID (a COMM record says so),
+ * so that several streams can share one process's mappings.
+ * SPLITS: comma-separated stream offsets where a chunk must begin, on top
+ * of the CHUNK-sized pieces (each chunk holds at most CHUNK bytes).  Chunks
+ * are written like hwt record's: zero-padded to 8 bytes, the next chunk's
+ * offset just past the previous one's data. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +77,29 @@ int main(int argc, char **argv)
 		if (!c)
 			return 2;
 		*c = 0;
-		uint32_t t = (uint32_t)strtoul(argv[i], NULL, 0);
+		char *e;
+		uint32_t t = (uint32_t)strtoul(argv[i], &e, 0);
+		if (*e == '/') {
+			uint32_t pid = (uint32_t)strtoul(e + 1, NULL, 0);
+			struct hwt_perf_sample_id sid = {
+			    .pid = pid, .tid = t, .id = 2, .cpu = (uint32_t)-1};
+			hwt_perf_writer_write_comm(w, pid, t, "thread", 0, &sid);
+		}
+		char *splits = strchr(c + 1, ':');
+		if (splits)
+			*splits++ = 0;
 		size_t n;
 		unsigned char *d = slurp(c + 1, &n);
 		if (!d)
 			return 1;
-		for (size_t off = 0; off < n; off += chunk) {
-			size_t k = n - off < chunk ? n - off : chunk;
+		for (size_t off = 0, k; off < n; off += k) {
+			k = n - off < chunk ? n - off : chunk;
+			for (const char *s = splits; s && *s;) { /* the nearest split */
+				size_t at = strtoull(s, &e, 0);
+				if (at > off && at - off < k)
+					k = at - off;
+				s = *e == ',' ? e + 1 : "";
+			}
 			struct hwt_perf_auxtrace_desc desc = {
 			    .offset = off, .idx = (uint32_t)(i - 4), .tid = t, .cpu = (uint32_t)-1};
 			hwt_perf_writer_write_auxtrace(w, &desc, d + off, k, NULL, 0);
