@@ -21,14 +21,17 @@
 #include "cli.h"
 #include "out/out.h"
 #include "script_perf.h"
+#include "srcline.h"
 
 static const char usage_text[] =
-    "usage: hwt report [-i FILE | FILE] [--coverage | --folded] [-n N]\n"
+    "usage: hwt report [-i FILE | FILE] [--coverage | --folded] [--srcline] [-n N]\n"
     "\n"
     "Summarize a recording (default hwt.data):\n"
     "  (default)    hot functions by instructions executed (and time, if timed)\n"
     "  --coverage   functions and basic blocks executed\n"
     "  --folded     folded call stacks for flame graphs: 'a;b;c COUNT'\n"
+    "  --srcline    source lines (file:line) instead of functions, where the\n"
+    "               files have line tables (else the function)\n"
     "  -n N         show the top N functions (default 40; 0: all)\n";
 
 static const char unknown[] = "[unknown]";
@@ -134,6 +137,7 @@ struct report {
 	uint64_t total;
 	int have_time;
 	int nomem;
+	struct sl_cache *sl; /* --srcline: group by source line */
 };
 
 static struct func *func_of(struct report *r, const char *name)
@@ -206,7 +210,10 @@ static struct rthread *rt(struct sp_thread *t)
 static const char *fname(struct report *r, const struct hwt_image *img, uint64_t ip)
 {
 	uint64_t off;
-	const char *n = sp_symbol(r->sc, img, ip, &off);
+	const char *n = r->sl ? sl_srcline(r->sl, img, ip) : NULL;
+	if (n)
+		return n;
+	n = sp_symbol(r->sc, img, ip, &off);
 	return n ? n : unknown;
 }
 
@@ -316,6 +323,7 @@ static void print_report(struct report *r, struct hwt_outbuf *o, size_t top)
 		return;
 	}
 	qsort(r->f, r->nf, sizeof(*r->f), by_insns);
+	const char *what = r->sl ? "source line" : "function";
 	char line[512];
 	if (r->mode == 1) {
 		uint64_t nb = 0, ni = 0;
@@ -324,11 +332,11 @@ static void print_report(struct report *r, struct hwt_outbuf *o, size_t top)
 			ni += r->f[i].distinct_insns;
 		}
 		snprintf(line, sizeof(line),
-			 "# coverage: %zu functions, %llu blocks, %llu distinct instructions "
+			 "# coverage: %zu %ss, %llu blocks, %llu distinct instructions "
 			 "executed (%llu instructions in all)\n"
-			 "#   blocks   insns  executed  function\n",
-			 r->nf, (unsigned long long)nb, (unsigned long long)ni,
-			 (unsigned long long)r->total);
+			 "#   blocks   insns  executed  %s\n",
+			 r->nf, what, (unsigned long long)nb, (unsigned long long)ni,
+			 (unsigned long long)r->total, what);
 		hwt_out_str(o, line);
 		for (size_t i = 0; i < r->nf && (!top || i < top); i++) {
 			snprintf(line, sizeof(line), "%10llu %7llu %9llu  %s\n",
@@ -339,10 +347,9 @@ static void print_report(struct report *r, struct hwt_outbuf *o, size_t top)
 		}
 		return;
 	}
-	snprintf(line, sizeof(line),
-		 "# %llu instructions in %zu functions\n# %12s %7s%s  function\n",
-		 (unsigned long long)r->total, r->nf, "instructions", "share",
-		 r->have_time ? "        time(ns)" : "");
+	snprintf(line, sizeof(line), "# %llu instructions in %zu %ss\n# %12s %7s%s  %s\n",
+		 (unsigned long long)r->total, r->nf, what, "instructions", "share",
+		 r->have_time ? "        time(ns)" : "", what);
 	hwt_out_str(o, line);
 	for (size_t i = 0; i < r->nf && (!top || i < top); i++) {
 		const struct func *f = &r->f[i];
@@ -362,6 +369,7 @@ int hwt_cmd_report(int argc, char **argv)
 {
 	const char *input = NULL;
 	unsigned long long top = 40;
+	int srcline = 0;
 	struct report r;
 	memset(&r, 0, sizeof(r));
 	for (int i = 1; i < argc; i++) {
@@ -385,6 +393,8 @@ int hwt_cmd_report(int argc, char **argv)
 			r.mode = 1;
 		} else if (!strcmp(a, "--folded")) {
 			r.mode = 2;
+		} else if (!strcmp(a, "--srcline")) {
+			srcline = 1;
 		} else if (a[0] != '-' && !input) {
 			input = a;
 		} else {
@@ -392,12 +402,21 @@ int hwt_cmd_report(int argc, char **argv)
 			return cli_usage_error(usage_text);
 		}
 	}
+	if (srcline && r.mode == 2) {
+		cli_err("report", "--srcline does not go with --folded");
+		return cli_usage_error(usage_text);
+	}
 	if (!input)
 		input = "hwt.data";
 	r.sc = sp_symcache_alloc();
+	if (srcline && !(r.sl = sl_cache_alloc())) {
+		sp_symcache_free(r.sc);
+		return 2;
+	}
 	struct hwt_outbuf o;
 	if (!r.sc || hwt_outbuf_init(&o, 1, 1u << 20)) {
 		sp_symcache_free(r.sc);
+		sl_cache_free(r.sl);
 		return 2;
 	}
 	struct sp_consumer c = {
@@ -424,5 +443,6 @@ int hwt_cmd_report(int argc, char **argv)
 	free(r.f);
 	free(r.nodes);
 	sp_symcache_free(r.sc);
+	sl_cache_free(r.sl);
 	return rc;
 }

@@ -11,10 +11,11 @@
 #include "hwt/x86.h"
 #include "out/out.h"
 #include "script_perf.h"
+#include "srcline.h"
 
 static const char usage_text[] =
     "usage: hwt script [-i FILE | FILE] [--branches [--format tsv|text] | --insn [--disasm]\n"
-    "                  | --calls] [--no-time]\n"
+    "                  | --calls] [--no-time] [--srcline]\n"
     "\n"
     "Decode a recording (hwt's or perf's intel_pt perf.data; default hwt.data) and\n"
     "print its control flow.  Code is read from the files the recording mapped.\n"
@@ -26,6 +27,8 @@ static const char usage_text[] =
     "  --disasm          with --insn: Intel-syntax disassembly\n"
     "  --calls           calls and returns, indented by depth, with durations\n"
     "  --no-time         leave out timestamps\n"
+    "  --srcline         source file:line after locations (DWARF line tables of the\n"
+    "                    files, or their separate debug files); not with tsv\n"
     "Trace errors are printed inline as '[offset, ip: error: text]'; decoding goes\n"
     "on at the next PSB.  Exit status 1 if there were any.\n"
     "(hwt script --pt FILE ... decodes a raw PT stream instead; see --pt --help.)\n";
@@ -36,12 +39,16 @@ struct printer {
 	struct hwt_outbuf o;
 	struct sp_symcache *sc;
 	int mode, tsv, disasm, time;
+	struct sl_cache *sl; /* --srcline */
 };
 
 static void loc(struct printer *pr, const struct hwt_image *img, uint64_t ip, struct hwt_out_loc *l)
 {
 	l->ip = ip;
 	l->sym = sp_symbol(pr->sc, img, ip, &l->off);
+	l->src = NULL;
+	if (__builtin_expect(pr->sl != NULL, 0))
+		l->src = sl_srcline(pr->sl, img, ip);
 }
 
 static void p_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
@@ -49,9 +56,30 @@ static void p_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 {
 	struct printer *pr = arg;
 	struct hwt_out_loc l;
+	l.ip = in->ip;
+	l.sym = sp_symbol(pr->sc, img, in->ip, &l.off);
+	l.src = NULL;
+	hwt_out_insn(&pr->o, t->tid, have_time && pr->time, time_ns, &l, pr->disasm, in->raw,
+		     in->size, in->mode);
+}
+
+/* --insn --srcline (its own callback keeps p_insn lean) */
+static void p_insn_src(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+		       const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct printer *pr = arg;
+	struct hwt_out_loc l;
 	loc(pr, img, in->ip, &l);
 	hwt_out_insn(&pr->o, t->tid, have_time && pr->time, time_ns, &l, pr->disasm, in->raw,
 		     in->size, in->mode);
+}
+
+/* --branches --format tsv: no lookups (its own callback keeps it lean) */
+static void p_branch_tsv(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+			 const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct printer *pr = arg;
+	hwt_out_branch_tsv(&pr->o, t->tid, from, to, kind);
 }
 
 static void p_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
@@ -108,6 +136,7 @@ static void p_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, 
 int hwt_script_perf(int argc, char **argv)
 {
 	const char *input = NULL;
+	int srcline = 0;
 	struct printer pr;
 	memset(&pr, 0, sizeof(pr));
 	pr.time = 1;
@@ -132,6 +161,8 @@ int hwt_script_perf(int argc, char **argv)
 			pr.disasm = 1;
 		} else if (!strcmp(a, "--no-time")) {
 			pr.time = 0;
+		} else if (!strcmp(a, "--srcline")) {
+			srcline = 1;
 		} else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
 			const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!v || (strcmp(v, "tsv") && strcmp(v, "text"))) {
@@ -151,26 +182,36 @@ int hwt_script_perf(int argc, char **argv)
 		cli_err("script", "--disasm goes with --insn");
 		return cli_usage_error(usage_text);
 	}
+	if (srcline && pr.tsv && pr.mode == M_BRANCHES) {
+		cli_err("script", "--srcline goes with the text format");
+		return cli_usage_error(usage_text);
+	}
 	if (!input)
 		input = "hwt.data";
-	if (hwt_outbuf_init(&pr.o, STDOUT_FILENO, 1u << 20))
+	if (srcline && !(pr.sl = sl_cache_alloc()))
 		return 2;
+	if (hwt_outbuf_init(&pr.o, STDOUT_FILENO, 1u << 20)) {
+		sl_cache_free(pr.sl);
+		return 2;
+	}
 	pr.sc = sp_symcache_alloc();
 	if (!pr.sc) {
 		hwt_outbuf_fini(&pr.o);
+		sl_cache_free(pr.sl);
 		return 2;
 	}
 	struct sp_consumer c = {
 	    .arg = &pr,
 	    .want_insn = pr.mode == M_INSN,
 	    .want_time = pr.time && !pr.tsv,
-	    .insn = pr.mode == M_INSN ? p_insn : NULL,
-	    .branch = p_branch,
+	    .insn = pr.mode == M_INSN ? (pr.sl ? p_insn_src : p_insn) : NULL,
+	    .branch = pr.mode == M_BRANCHES && pr.tsv ? p_branch_tsv : p_branch,
 	    .gap = p_gap,
 	};
 	int rc = sp_run(input, "script", &c);
 	if (hwt_outbuf_fini(&pr.o) && rc == 0)
 		rc = 1;
 	sp_symcache_free(pr.sc);
+	sl_cache_free(pr.sl);
 	return rc;
 }

@@ -64,6 +64,17 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 int hwt_image_where(const struct hwt_image *img, uint64_t addr, const char **path,
 		    uint64_t *file_offset);
 
+/* The source line of addr from the DWARF line table of the file mapped
+ * there (its own .debug_line, else a separate debug file found by
+ * build-id under /usr/lib/debug/.build-id/ or by .gnu_debuglink next to
+ * the file, in its .debug/ folder or under /usr/lib/debug): 0 with *file
+ * (the source file's path, valid while the image lives) and *line (> 0);
+ * HWT_ERR_NOMAP if addr is not mapped from a file or has no line.  A
+ * file's table is read on its first lookup (safe with concurrent
+ * readers), lookups are a binary search. */
+int hwt_image_srcline(const struct hwt_image *img, uint64_t addr, const char **file,
+		      unsigned *line);
+
 /* A number that changes whenever the image changes (a section added):
  * decoded-code caches compare it to know when to start over. */
 uint32_t hwt_image_version(const struct hwt_image *img);

@@ -38,6 +38,7 @@ void hwt_image_free(struct hwt_image *img)
 		if (img->files[i].map)
 			munmap((void *)img->files[i].map, img->files[i].size);
 		free(img->files[i].syms);
+		img_dwarf_free(img->files[i].dw);
 		free(img->files[i].path);
 	}
 	for (size_t i = 0; i < img->nmems; i++)
@@ -218,6 +219,14 @@ int hwt_image_add_mem(struct hwt_image *img, const void *data, size_t size, uint
 	memcpy(copy, data, size);
 	img->mems[img->nmems++] = copy;
 	return img_insert(img, vaddr, size, copy, -1, 0);
+}
+
+const struct img_piece *img_piece_at(const struct hwt_image *img, uint64_t addr)
+{
+	size_t i = first_above(img, addr);
+	if (i >= img->npieces || img->pieces[i].begin > addr)
+		return NULL;
+	return &img->pieces[i];
 }
 
 int hwt_image_lookup(const struct hwt_image *img, uint64_t addr, struct hwt_image_span *span)

@@ -12,6 +12,8 @@ struct img_sym {
 	const char *name;    /* points into the file mapping */
 };
 
+struct img_dwarf; /* dwarf.c: a file's line table, loaded on first use */
+
 struct img_file {
 	char *path;
 	const uint8_t *map; /* mmap of the whole file (NULL if empty) */
@@ -19,6 +21,7 @@ struct img_file {
 	struct img_sym *syms; /* sorted by addr */
 	size_t nsyms;
 	int syms_loaded;
+	struct img_dwarf *_Atomic dw; /* NULL until hwt_image_srcline needs it */
 };
 
 struct img_piece {
@@ -44,5 +47,10 @@ int img_file_get(struct hwt_image *img, const char *path);
 /* Insert [vaddr, vaddr+size) backed by data, overriding overlaps. */
 int img_insert(struct hwt_image *img, uint64_t vaddr, uint64_t size, const uint8_t *data,
 	       int32_t file, uint64_t bias);
+
+/* The piece containing addr, or NULL. */
+const struct img_piece *img_piece_at(const struct hwt_image *img, uint64_t addr);
+/* Free a line table (NULL: nothing). */
+void img_dwarf_free(struct img_dwarf *d);
 
 #endif

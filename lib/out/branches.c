@@ -217,9 +217,11 @@ static void loc(struct hwt_outbuf *o, const struct hwt_out_loc *l)
 	hwt_out_mem(o, " (", 2);
 	hwt_out_sym(o, l->sym, l->off);
 	hwt_out_char(o, ')');
+	if (l->src)
+		hwt_out_src(o, l);
 }
 
-/* The line piece by piece (long symbol names). */
+/* The line piece by piece (long symbol names, source lines). */
 static void hwt_out_branch_text_slow(struct hwt_outbuf *o, uint32_t tid, int have_time,
 				     uint64_t time_ns, int kind, const struct hwt_out_loc *from,
 				     const struct hwt_out_loc *to)
@@ -266,7 +268,7 @@ void hwt_out_branch_text(struct hwt_outbuf *o, uint32_t tid, int have_time, uint
 {
 	/* "TID " (7 wide) + time + kind (6 wide) + 2 locs + " => " + nl */
 	size_t fl = from->sym ? strlen(from->sym) : 0, tl = to->sym ? strlen(to->sym) : 0;
-	if (fl > 1024 || tl > 1024) {
+	if (fl > 1024 || tl > 1024 || from->src || to->src) {
 		hwt_out_branch_text_slow(o, tid, have_time, time_ns, kind, from, to);
 		return;
 	}

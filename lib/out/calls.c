@@ -27,6 +27,8 @@ static void tail(struct hwt_outbuf *o, const struct hwt_out_loc *from, const str
 	hwt_out_hex(o, to->ip);
 	hwt_out_char(o, ' ');
 	hwt_out_sym(o, to->sym, to->off);
+	if (to->src)
+		hwt_out_src(o, to);
 }
 
 void hwt_out_call(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t time_ns,

@@ -18,6 +18,8 @@ void hwt_out_insn(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ti
 	hwt_out_hex(o, at->ip);
 	hwt_out_char(o, ' ');
 	hwt_out_sym(o, at->sym, at->off);
+	if (at->src)
+		hwt_out_src(o, at);
 	if (disasm && raw && size) {
 		ZydisDisassembledInstruction di;
 		ZydisMachineMode mm = mode == 32   ? ZYDIS_MACHINE_MODE_LONG_COMPAT_32

@@ -92,21 +92,25 @@ struct hwt_out_loc {
 	uint64_t ip;
 	const char *sym; /* NULL if unknown */
 	uint64_t off;
+	const char *src; /* "file:line" (--srcline), NULL: none */
 };
-/* "TID [TIME] KIND FROM (sym+off) => TO (sym+off)\n"; have_time 0: no time. */
+/* " file:line" of a location when it has one (srcline.c). */
+void hwt_out_src(struct hwt_outbuf *o, const struct hwt_out_loc *l);
+/* "TID [TIME] KIND FROM (sym+off) => TO (sym+off)\n"; have_time 0: no time.
+ * A location's src follows its ")". */
 void hwt_out_branch_text(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t time_ns,
 			 int kind, const struct hwt_out_loc *from, const struct hwt_out_loc *to);
 
 /* Calls: "TID [TIME] <depth*2 spaces>call FROM => TO sym\n" and
- * "TID [TIME] <indent>ret  FROM => TO sym [DUR ns]\n". */
+ * "TID [TIME] <indent>ret  FROM => TO sym [DUR ns]\n"; TO's src follows sym. */
 void hwt_out_call(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t time_ns,
 		  unsigned depth, const struct hwt_out_loc *from, const struct hwt_out_loc *to);
 void hwt_out_ret(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t time_ns,
 		 unsigned depth, const struct hwt_out_loc *from, const struct hwt_out_loc *to,
 		 int have_dur, uint64_t dur_ns);
 
-/* Instructions: "TID [TIME] IP sym+off[\tDISASM]\n".  raw/size/mode are
- * needed for disasm only. */
+/* Instructions: "TID [TIME] IP sym+off[ src][\tDISASM]\n".  raw/size/mode
+ * are needed for disasm only. */
 void hwt_out_insn(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t time_ns,
 		  const struct hwt_out_loc *at, int disasm, const uint8_t *raw, unsigned size,
 		  int mode);
