@@ -271,10 +271,8 @@ size_t hwt_image_npieces(const struct hwt_image *img)
 /* The piece mapping addr from a file, or NULL. */
 static const struct img_piece *file_piece(const struct hwt_image *img, uint64_t addr)
 {
-	size_t i = first_above(img, addr);
-	if (i >= img->npieces || img->pieces[i].begin > addr || img->pieces[i].file < 0)
-		return NULL;
-	return &img->pieces[i];
+	const struct img_piece *p = img_piece_at(img, addr);
+	return p && p->file >= 0 ? p : NULL;
 }
 
 int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
