@@ -235,7 +235,13 @@ struct hwt_pt_insn {
  * which may get the same address.  Memory is bounded (a few MB): when the
  * cache is full it starts over. */
 struct hwt_pt_cache;
-struct hwt_pt_cache *hwt_pt_cache_alloc(void);
+struct hwt_pt_cache_config {
+	size_t size;	    /* sizeof(struct hwt_pt_cache_config) */
+	uint32_t max_insns; /* instructions kept in runs (0: the default, 1M;
+			     * at least 256); about 9 bytes each */
+};
+struct hwt_pt_cache *hwt_pt_cache_alloc(void); /* the default config */
+struct hwt_pt_cache *hwt_pt_cache_alloc_cfg(const struct hwt_pt_cache_config *cfg);
 void hwt_pt_cache_free(struct hwt_pt_cache *c);
 void hwt_pt_cache_clear(struct hwt_pt_cache *c);
 

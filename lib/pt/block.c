@@ -72,6 +72,14 @@ static int run_step(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b, int 
 	struct flow *f = &d->f;
 	struct hwt_pt_cache *c = f->cache;
 	int mode = f->mode ? f->mode : 64;
+	if (b->ninsn && b->ips != d->ips) {
+		/* the block so far points into the cache: copy it out before a
+		 * lookup that may build a run over it (a full pool starts over) */
+		memcpy(d->ips, b->ips, b->ninsn * sizeof(*d->ips));
+		memcpy(d->sizes, b->sizes, b->ninsn);
+		b->ips = d->ips;
+		b->sizes = d->sizes;
+	}
 	const struct run *r = cache_run(c, f->ip, mode);
 	if (!r || b->ninsn + r->n > HWT_PT_BLOCK_MAX_INSN)
 		return 0;
@@ -86,12 +94,6 @@ static int run_step(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b, int 
 		b->ips = ips;
 		b->sizes = sizes;
 	} else {
-		if (b->ips != d->ips) {
-			memcpy(d->ips, b->ips, b->ninsn * sizeof(*d->ips));
-			memcpy(d->sizes, b->sizes, b->ninsn);
-			b->ips = d->ips;
-			b->sizes = d->sizes;
-		}
 		memcpy(d->ips + b->ninsn, ips, r->n * sizeof(*d->ips));
 		memcpy(d->sizes + b->ninsn, sizes, r->n);
 	}

@@ -12,9 +12,9 @@
  * decoders that run one after the other (hwt_pt_flow_options.cache).
  * It belongs to one image at a time (cache_bind clears it when the image
  * or its version changes).  Limits: fixed memory, about 10 MB when all
- * tables are touched (RUN_POOL run members, allocated with the first run;
- * RUN_SLOTS runs; ICACHE_SIZE instructions); a full pool clears the run
- * table and starts over.
+ * tables are touched (by default RUN_POOL run members, allocated with the
+ * first run; RUN_SLOTS runs; ICACHE_SIZE instructions); a full pool
+ * clears the run table and starts over.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +23,20 @@
 
 struct hwt_pt_cache *hwt_pt_cache_alloc(void)
 {
+	return hwt_pt_cache_alloc_cfg(NULL);
+}
+
+struct hwt_pt_cache *hwt_pt_cache_alloc_cfg(const struct hwt_pt_cache_config *cfg)
+{
+	struct hwt_pt_cache_config cc = {sizeof(cc), RUN_POOL};
+	if (cfg)
+		memcpy(&cc, cfg, cfg->size < sizeof(cc) ? cfg->size : sizeof(cc));
+	if (!cc.max_insns)
+		cc.max_insns = RUN_POOL;
 	struct hwt_pt_cache *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->pool_cap = cc.max_insns < RUN_MAX ? RUN_MAX : cc.max_insns;
 	/* calloc of large blocks maps zero pages: untouched slots cost nothing */
 	c->icache = calloc(ICACHE_SIZE, sizeof(*c->icache));
 	c->runs = calloc(RUN_SLOTS, sizeof(*c->runs));
@@ -76,8 +87,8 @@ static int build(struct hwt_pt_cache *c, struct run *r, uint64_t ip, int mode)
 	if (err)
 		return err;
 	if (!c->ips) {
-		c->ips = malloc(RUN_POOL * sizeof(*c->ips));
-		c->sizes = malloc(RUN_POOL * sizeof(*c->sizes));
+		c->ips = malloc(c->pool_cap * sizeof(*c->ips));
+		c->sizes = malloc(c->pool_cap);
 		if (!c->ips || !c->sizes) {
 			free(c->ips);
 			free(c->sizes);
@@ -86,7 +97,7 @@ static int build(struct hwt_pt_cache *c, struct run *r, uint64_t ip, int mode)
 			return HWT_ERR_NOMEM;
 		}
 	}
-	if (c->used + RUN_MAX > RUN_POOL)
+	if (c->used + RUN_MAX > c->pool_cap)
 		clear_runs(c);
 	const uint8_t *p = span.data;
 	uint64_t avail = span.avail, at = ip;

@@ -44,17 +44,18 @@ struct run {
 };
 #define RUN_MAX 256
 #define RUN_SLOTS 16384
-#define RUN_POOL (1u << 20)
+#define RUN_POOL (1u << 20) /* default pool size */
 
 struct hwt_pt_cache {
 	const struct hwt_image *img; /* the image the entries belong to */
 	uint32_t version;	     /* its hwt_image_version() then */
 	struct icache_entry *icache; /* ICACHE_SIZE, single instructions */
 	struct run *runs;	     /* RUN_SLOTS, direct-mapped */
-	uint64_t *ips;		     /* RUN_POOL addresses of run members */
-	uint8_t *sizes;		     /* RUN_POOL sizes of run members */
-	uint32_t used;		     /* pool entries in use */
-	uint32_t epoch;		     /* bumped whenever runs are dropped */
+	uint64_t *ips;		     /* pool_cap addresses of run members */
+	uint8_t *sizes;		     /* pool_cap sizes of run members */
+	uint32_t pool_cap;
+	uint32_t used;	/* pool entries in use */
+	uint32_t epoch; /* bumped whenever runs are dropped */
 };
 
 /* Make the cache belong to img (clearing it if it held another image or

@@ -392,7 +392,8 @@ static void syn_build(struct syn *e, int retcomp, int maxbits, int nans, int psb
 	syn_flush_tnt(e);
 }
 
-static void t_synthetic(struct seq *ref, struct seq *got, struct hwt_pt_cache *shared)
+static void t_synthetic(struct seq *ref, struct seq *got, struct hwt_pt_cache *shared,
+			struct hwt_pt_cache *tiny)
 {
 	static const int maxbits[2] = {6, 47};
 	const struct mem_image mem = {syn_code, sizeof(syn_code), SYN_ORG};
@@ -422,12 +423,15 @@ static void t_synthetic(struct seq *ref, struct seq *got, struct hwt_pt_cache *s
 						break;
 					}
 					/* insn decoder, block decoder, block decoder
-					 * with the shared cache */
-					for (int k = 0; k < 3 && !t_case_failed; k++) {
+					 * with the shared cache, with a tiny one */
+					for (int k = 0; k < 4 && !t_case_failed; k++) {
 						int block = k > 0;
 						got->n = 0;
 						if (run_hwt(e.buf, e.n, NULL, 0, &mem, block, past,
-							    got, k == 2 ? shared : NULL) < 0)
+							    got,
+							    k == 2   ? shared
+							    : k == 3 ? tiny
+								     : NULL) < 0)
 							t_fail(__FILE__, __LINE__,
 							       "hwt %s decoder: error (%d answers, "
 							       "%s after %d)",
@@ -461,15 +465,21 @@ int main(void)
 	/* one decode cache for every block decoder below: it must start over
 	 * by itself whenever the image changes */
 	struct hwt_pt_cache *shared = hwt_pt_cache_alloc();
-	if (!shared) {
+	/* and one so small that it starts over all the time (a run pool
+	 * of 300 instructions: blocks of several runs see their first run's
+	 * pool slots reused while they grow) */
+	struct hwt_pt_cache_config tc = {sizeof(tc), 300};
+	struct hwt_pt_cache *tiny = hwt_pt_cache_alloc_cfg(&tc);
+	if (!shared || !tiny) {
 		printf("FAIL libipt-crosscheck: out of memory\n");
 		return 1;
 	}
-	t_synthetic(&ref, &got, shared);
+	t_synthetic(&ref, &got, shared, tiny);
 	FILE *idx = fopen(path, "r");
 	if (!idx) {
 		printf("SKIP libipt-crosscheck: no corpus at %s\n", corpus);
 		hwt_pt_cache_free(shared);
+		hwt_pt_cache_free(tiny);
 		seq_fini(&ref);
 		seq_fini(&got);
 		return t_done();
@@ -510,14 +520,21 @@ int main(void)
 			t_fail(__FILE__, __LINE__, "hwt insn decoder reported an error");
 		else if (compare(&got, &ref, 1, why, sizeof(why)))
 			t_fail(__FILE__, __LINE__, "insn decoder: %s", why);
-		for (int k = 0; k < 2; k++) {
+		got.n = 0;
+		if (run_hwt(pt, ptn, binp, org, NULL, 0, 0, &got, tiny) < 0)
+			t_fail(__FILE__, __LINE__,
+			       "hwt insn decoder (tiny cache) reported an error");
+		else if (compare(&got, &ref, 1, why, sizeof(why)))
+			t_fail(__FILE__, __LINE__, "insn decoder (tiny cache): %s", why);
+		static const char *const cname_k[3] = {"", " (shared cache)", " (tiny cache)"};
+		for (int k = 0; k < 3; k++) {
 			got.n = 0;
-			if (run_hwt(pt, ptn, binp, org, NULL, 1, 0, &got, k ? shared : NULL) < 0)
+			struct hwt_pt_cache *kc = k == 1 ? shared : k == 2 ? tiny : NULL;
+			if (run_hwt(pt, ptn, binp, org, NULL, 1, 0, &got, kc) < 0)
 				t_fail(__FILE__, __LINE__, "hwt block decoder%s reported an error",
-				       k ? " (shared cache)" : "");
+				       cname_k[k]);
 			else if (compare(&got, &ref, 2, why, sizeof(why)))
-				t_fail(__FILE__, __LINE__, "block decoder%s: %s",
-				       k ? " (shared cache)" : "", why);
+				t_fail(__FILE__, __LINE__, "block decoder%s: %s", cname_k[k], why);
 		}
 		t_end();
 		compared++;
@@ -527,6 +544,7 @@ int main(void)
 	seq_fini(&ref);
 	seq_fini(&got);
 	hwt_pt_cache_free(shared);
+	hwt_pt_cache_free(tiny);
 	t_begin("libipt-crosscheck-count");
 	CHECKF(compared >= 50, "only %d corpus traces compared", compared);
 	t_end();
