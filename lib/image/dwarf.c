@@ -386,65 +386,17 @@ static int read_loads(struct img_dwarf *d, Elf *elf)
 	return 0;
 }
 
-/* Lines from a separate debug file at path (if it is one for the build-id
- * bid of length nbid, when known).  1 if it had rows. */
-static int try_debug_file(struct build *b, const char *path, const void *bid, size_t nbid)
+/* Lines from a separate debug file: taken if it had rows. */
+static int take_debug_lines(void *arg, Elf *dbg)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct build *b = arg;
+	Dwarf *dw = dwarf_begin_elf(dbg, DWARF_C_READ, NULL);
+	if (!dw)
 		return 0;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int got = 0;
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		const void *id;
-		ssize_t nid = dwelf_elf_gnu_build_id(elf, &id);
-		if (!nbid || nid <= 0 || ((size_t)nid == nbid && !memcmp(id, bid, nbid))) {
-			Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-			if (dw) {
-				size_t before = b->n;
-				add_dwarf(b, dw);
-				got = b->n > before;
-				dwarf_end(dw);
-			}
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return got;
-}
-
-static void separate_debug(struct build *b, const char *path, Elf *elf)
-{
-	const void *bid = NULL;
-	ssize_t nbid = dwelf_elf_gnu_build_id(elf, &bid);
-	char buf[4096];
-	if (nbid > 1 && nbid < 256) {
-		const uint8_t *p = bid;
-		int n = snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%02x/", p[0]);
-		for (ssize_t i = 1; i < nbid; i++)
-			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x", p[i]);
-		snprintf(buf + n, sizeof(buf) - (size_t)n, ".debug");
-		if (try_debug_file(b, buf, bid, (size_t)nbid))
-			return;
-	}
-	GElf_Word crc;
-	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (!link || !*link || strchr(link, '/'))
-		return;
-	const char *slash = strrchr(path, '/');
-	int dlen = slash ? (int)(slash - path) : 1;
-	const char *dir = slash ? path : ".";
-	static const char *const fmts[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		if (i == 2 && dir[0] != '/')
-			break;
-		int n = snprintf(buf, sizeof(buf), fmts[i], dlen, dir, link);
-		if (n <= 0 || (size_t)n >= sizeof(buf) || !strcmp(buf, path))
-			continue;
-		if (try_debug_file(b, buf, nbid > 0 ? bid : NULL, nbid > 0 ? (size_t)nbid : 0))
-			return;
-	}
+	size_t before = b->n;
+	add_dwarf(b, dw);
+	dwarf_end(dw);
+	return b->n > before;
 }
 
 /* The line table of a file (empty if it has none); NULL on no memory. */
@@ -465,7 +417,7 @@ static struct img_dwarf *load(const struct img_file *f)
 			dwarf_end(dw);
 		}
 		if (!b.n && !b.nomem)
-			separate_debug(&b, f->path, elf);
+			img_debug_each(f->path, elf, take_debug_lines, &b);
 		finish(&b);
 	}
 	elf_end(elf);

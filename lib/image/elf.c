@@ -73,25 +73,40 @@ static void load_table(struct img_file *f, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh
 	f->nsyms = k;
 }
 
+/* The first section of the given type, or NULL. */
+static Elf_Scn *find_table(Elf *elf, unsigned type, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+/* A separate debug file's .symtab (names are copied: the file closes). */
+static int take_debug_syms(void *arg, Elf *dbg)
+{
+	struct img_file *f = arg;
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_table(dbg, SHT_SYMTAB, &sh);
+	if (scn)
+		load_table(f, dbg, scn, &sh);
+	return f->nsyms != 0;
+}
+
+/* Symbols: the file's .symtab, else that of its separate debug file
+ * (debugfile.c), else its .dynsym. */
 static void load_syms(struct img_file *f, Elf *elf)
 {
-	Elf_Scn *scn = NULL, *dyn = NULL;
-	GElf_Shdr sh, dynsh;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
 	f->syms_loaded = 1;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB) {
-			load_table(f, elf, scn, &sh);
-			if (f->nsyms)
-				return;
-		} else if (sh.sh_type == SHT_DYNSYM) {
-			dyn = scn;
-			dynsh = sh;
-		}
-	}
-	if (dyn)
-		load_table(f, elf, dyn, &dynsh);
+	if ((scn = find_table(elf, SHT_SYMTAB, &sh)))
+		load_table(f, elf, scn, &sh);
+	if (!f->nsyms)
+		img_debug_each(f->path, elf, take_debug_syms, f);
+	if (!f->nsyms && (scn = find_table(elf, SHT_DYNSYM, &sh)))
+		load_table(f, elf, scn, &sh);
 }
 
 int hwt_image_add_elf(struct hwt_image *img, const char *path, uint64_t bias)

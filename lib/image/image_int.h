@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include <libelf.h>
+
 #include "hwt/image.h"
 
 struct img_sym {
@@ -52,5 +54,11 @@ int img_insert(struct hwt_image *img, uint64_t vaddr, uint64_t size, const uint8
 const struct img_piece *img_piece_at(const struct hwt_image *img, uint64_t addr);
 /* Free a line table (NULL: nothing). */
 void img_dwarf_free(struct img_dwarf *d);
+
+/* debugfile.c: offer each separate debug file of the ELF file at path
+ * (elf: its contents) to fn, best first, until fn returns nonzero (then
+ * 1; 0 if none was taken).  The debug file is closed after fn returns. */
+typedef int (*img_debug_fn)(void *arg, Elf *dbg);
+int img_debug_each(const char *path, Elf *elf, img_debug_fn fn, void *arg);
 
 #endif

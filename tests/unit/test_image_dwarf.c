@@ -6,7 +6,8 @@
  * addresses across its code, looked up at the program's load bias
  * (dl_iterate_phdr).  The same sample through a stripped copy whose
  * lines are in a separate file named by .gnu_debuglink (objcopy) must
- * give the same answers.  Addresses not mapped from a file, files that
+ * give the same answers, and a copy stripped of its symbols too must name
+ * a static function from the debug file's .symtab.  Addresses not mapped from a file, files that
  * are not ELF, and code without lines answer HWT_ERR_NOMAP.
  */
 #include <link.h>
@@ -218,6 +219,41 @@ static void t_debuglink(void)
 	CHECK_EQ(system(cmd), 0);
 }
 
+/* Symbols too come from the debug file when the file has no .symtab:
+ * ret_addr is static (in .symtab, not in .dynsym). */
+static void t_debug_syms(void)
+{
+	char dir[] = "/tmp/hwt-dbgsym-XXXXXX";
+	CHECK(mkdtemp(dir));
+	char cmd[10000], prog[64];
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && objcopy --only-keep-debug %s prog.debug && "
+		 "objcopy --strip-all --add-gnu-debuglink=prog.debug %s prog",
+		 dir, exe, exe);
+	CHECK_EQ(system(cmd), 0);
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	uint64_t at = (uint64_t)(uintptr_t)&ret_addr;
+	const char *name = NULL;
+	uint64_t off = 1;
+	struct hwt_image *img = hwt_image_alloc();
+	CHECK_EQ(hwt_image_add_elf(img, prog, exe_bias), 0);
+	CHECK_EQ(hwt_image_symbol(img, at, &name, &off), 0);
+	CHECKF(name && !strcmp(name, "ret_addr") && off == 0, "got %s+%llu", name ? name : "-",
+	       (unsigned long long)off);
+	hwt_image_free(img);
+	/* without the debug file the stripped copy does not know it */
+	snprintf(cmd, sizeof(cmd), "rm -f %s/prog.debug", dir);
+	CHECK_EQ(system(cmd), 0);
+	img = hwt_image_alloc();
+	CHECK_EQ(hwt_image_add_elf(img, prog, exe_bias), 0);
+	name = NULL;
+	int r = hwt_image_symbol(img, at, &name, &off);
+	CHECK(r == HWT_ERR_NOMAP || (name && strcmp(name, "ret_addr")));
+	hwt_image_free(img);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ(system(cmd), 0);
+}
+
 static void t_nomap(void)
 {
 	struct hwt_image *img = hwt_image_alloc();
@@ -253,5 +289,6 @@ int main(void)
 	RUN(t_addr2line);
 	RUN(t_file_mapping);
 	RUN(t_debuglink);
+	RUN(t_debug_syms);
 	return t_done();
 }

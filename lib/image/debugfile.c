@@ -1,0 +1,72 @@
+/* lib/image/debugfile.c - separate debug files of an ELF file.
+ *
+ * Distributions strip binaries and ship their symbols and DWARF in
+ * separate files: by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug,
+ * Debian's *-dbgsym and libc6-dbg), else by the .gnu_debuglink name, next
+ * to the file, in its .debug/ folder, or under /usr/lib/debug/<folder>/.
+ * img_debug_each opens the candidates in that order (one at a time, each
+ * closed before the next; a candidate whose build-id differs from the
+ * file's is skipped) until the callback takes one.  No state is kept.
+ */
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "image_int.h"
+
+/* Offer the debug file at path to fn if it belongs to build-id bid
+ * (nbid bytes; 0: unknown).  fn's answer, or 0. */
+static int offer(const char *path, const void *bid, size_t nbid, img_debug_fn fn, void *arg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int took = 0;
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		const void *id;
+		ssize_t nid = dwelf_elf_gnu_build_id(elf, &id);
+		if (!nbid || nid <= 0 || ((size_t)nid == nbid && !memcmp(id, bid, nbid)))
+			took = fn(arg, elf);
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return took;
+}
+
+int img_debug_each(const char *path, Elf *elf, img_debug_fn fn, void *arg)
+{
+	const void *bid = NULL;
+	ssize_t nbid = dwelf_elf_gnu_build_id(elf, &bid);
+	char buf[4096];
+	if (nbid > 1 && nbid < 256) {
+		const uint8_t *p = bid;
+		int n = snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%02x/", p[0]);
+		for (ssize_t i = 1; i < nbid; i++)
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%02x", p[i]);
+		snprintf(buf + n, sizeof(buf) - (size_t)n, ".debug");
+		if (offer(buf, bid, (size_t)nbid, fn, arg))
+			return 1;
+	}
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (!link || !*link || strchr(link, '/'))
+		return 0;
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path) : 1;
+	const char *dir = slash ? path : ".";
+	static const char *const fmts[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		if (i == 2 && dir[0] != '/')
+			break;
+		int n = snprintf(buf, sizeof(buf), fmts[i], dlen, dir, link);
+		if (n <= 0 || (size_t)n >= sizeof(buf) || !strcmp(buf, path))
+			continue;
+		if (offer(buf, nbid > 0 ? bid : NULL, nbid > 0 ? (size_t)nbid : 0, fn, arg))
+			return 1;
+	}
+	return 0;
+}
