@@ -422,6 +422,7 @@ int hwt_cmd_report(int argc, char **argv)
 	struct sp_consumer c = {
 	    .arg = &r,
 	    .want_insn = 1,
+	    .no_raw = 1,
 	    .want_time = r.mode == 0,
 	    .insn = r_insn,
 	    .branch = r_branch,

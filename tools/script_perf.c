@@ -423,6 +423,27 @@ static void on_block(struct engine *e, const struct hwt_pt_block *b, uint32_t n,
 	e->prev_class = last_class;
 }
 
+/* A block's instructions one by one, for consumers of instructions that
+ * need no raw bytes (sp_consumer.no_raw): as the instruction decoder
+ * would give them (times as for on_block; only the last one has a
+ * branch class). */
+static void block_insns(struct engine *e, const struct hwt_pt_block *b, uint32_t n, int last_class,
+			int hb, uint64_t tb, int ha, uint64_t ta)
+{
+	struct hwt_pt_insn in;
+	memset(&in, 0, sizeof(in));
+	in.mode = b->mode;
+	in.speculative = b->speculative;
+	for (uint32_t i = 0; i < n; i++) {
+		int last = i + 1 == n;
+		in.ip = b->ips[i];
+		in.size = b->sizes[i];
+		in.iclass = (uint8_t)(last ? last_class : HWT_INSN_OTHER);
+		in.truncated = (uint8_t)(last ? b->truncated : 0);
+		on_insn(e, &in, last ? ha : hb, last ? ta : tb);
+	}
+}
+
 /* Per-CPU: the thread that runs at time t is the last one switched in at
  * or before t (the first one if t precedes them all). */
 static void thread_for_time(struct engine *e, int have_time, uint64_t t)
@@ -554,7 +575,7 @@ void sp_decode_region(struct engine *e, struct queue *q, const uint8_t *data, si
 	/* Branches only: blocks (one decoder call per block; per-CPU needs
 	 * the time at every instruction for the thread that runs).  The
 	 * decode cache belongs to the image of one process generation. */
-	int blk = !e->c->insn && !q->per_cpu;
+	int blk = (!e->c->insn || e->c->no_raw) && !q->per_cpu;
 	if (!e->pc)
 		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
 	if (e->pc &&
@@ -630,10 +651,13 @@ void sp_decode_region(struct engine *e, struct queue *q, const uint8_t *data, si
 				ha = blk_time(e, &ta);
 			/* past the end, the block ends with the first instruction
 			 * that needs trace: it was reached (as with insn_next) */
+			void (*deliver)(struct engine *, const struct hwt_pt_block *, uint32_t, int,
+					int, uint64_t, int, uint64_t) =
+			    e->c->insn ? block_insns : on_block;
 			if (st >= 0 || st == HWT_ERR_EOS)
-				on_block(e, &b, b.ninsn, b.iclass, hb, tb, ha, ta);
+				deliver(e, &b, b.ninsn, b.iclass, hb, tb, ha, ta);
 			else if (b.ninsn > 1) /* the last one failed (as with insn_next) */
-				on_block(e, &b, b.ninsn - 1, HWT_INSN_JCC, hb, tb, hb, tb);
+				deliver(e, &b, b.ninsn - 1, HWT_INSN_JCC, hb, tb, hb, tb);
 			continue;
 		}
 		struct hwt_pt_insn in;

@@ -24,6 +24,8 @@ struct sp_consumer {
 	void *arg;
 	int want_insn; /* deliver every instruction (else branches only) */
 	int want_time; /* fill have_time/time_ns */
+	int no_raw;    /* instructions need no raw bytes and no class but a
+			* branch's (decoded block by block then) */
 	void (*insn)(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 		     const struct hwt_image *img, int have_time, uint64_t time_ns);
 	/* A taken branch (kind: enum hwt_branch_kind of out/out.h). */
