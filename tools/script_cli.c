@@ -204,6 +204,7 @@ int hwt_script_perf(int argc, char **argv)
 	    .arg = &pr,
 	    .want_insn = pr.mode == M_INSN,
 	    .want_time = pr.time && !pr.tsv,
+	    .no_raw = !pr.disasm, /* only the disassembly needs the bytes */
 	    .insn = pr.mode == M_INSN ? (pr.sl ? p_insn_src : p_insn) : NULL,
 	    .branch = pr.mode == M_BRANCHES && pr.tsv ? p_branch_tsv : p_branch,
 	    .gap = p_gap,
