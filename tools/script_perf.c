@@ -12,10 +12,10 @@
  * output does not depend on where the recorder cut the trace into
  * chunks.  Taken branches are derived from consecutive instructions (plus
  * asynchronous branch events): with the block decoder unless the consumer
- * wants every instruction (blocks end at every branch, so only a block's
- * first instruction can be a branch target; the time of a branch is the
- * one the instruction decoder would give, read before and after each
- * block), else with the instruction decoder.  The regions' decoders
+ * wants every instruction's bytes or it is a per-CPU queue (blocks end at
+ * every branch, so only a block's first instruction can be a branch
+ * target; times are the ones the instruction decoder would give, read
+ * before and after each block), else with the instruction decoder.  The regions' decoders
  * share one decode cache per process image.  Every decoder error is
  * reported as a gap with its offset in the AUX stream and decoding
  * resumes at the next PSB.  The vdso's code comes from the build-id cache
