@@ -49,9 +49,10 @@ int hwt_pt_block_sync_forward(struct hwt_pt_block_decoder *d)
 	return flow_sync_forward(&d->f);
 }
 
-static int ends_block(const struct flow *f, const struct hwt_x86_insn *xi)
+/* Does an instruction of this class end a block? */
+static int ends_block(const struct flow *f, int iclass)
 {
-	switch (xi->iclass) {
+	switch (iclass) {
 	case HWT_INSN_OTHER:
 	case HWT_INSN_PTWRITE:
 		return 0;
@@ -115,21 +116,7 @@ static int run_step(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b, int 
 		if (*st & (HWT_PTS_EVENT_PENDING | HWT_PTS_EOS))
 			return 1;
 	}
-	switch (r->iclass) {
-	case HWT_INSN_OTHER:
-		break;
-	case HWT_INSN_JMP:
-		if (f->opt.end_on_jump)
-			return 1;
-		break;
-	case HWT_INSN_CALL:
-		if (f->opt.end_on_call)
-			return 1;
-		break;
-	default:
-		return 1;
-	}
-	return b->ninsn < HWT_PT_BLOCK_MAX_INSN ? 2 : 1;
+	return ends_block(f, r->iclass) || b->ninsn == HWT_PT_BLOCK_MAX_INSN ? 1 : 2;
 }
 
 /* The general loop: runs where it can, single steps where it must. */
@@ -172,9 +159,29 @@ static __attribute__((noinline)) int block_loop(struct hwt_pt_block_decoder *d,
 			b->ip = 0;
 		if (st < 0 || !have || (st & (HWT_PTS_EVENT_PENDING | HWT_PTS_EOS)))
 			return st;
-		if (ends_block(&d->f, &xi) || b->ninsn == HWT_PT_BLOCK_MAX_INSN)
+		if (ends_block(&d->f, xi.iclass) || b->ninsn == HWT_PT_BLOCK_MAX_INSN)
 			return st;
 	}
+}
+
+/* The block of one cached run r at f->ip ending in a conditional branch
+ * whose bit says taken: fill in b (pointing into the cache) and go on. */
+static inline void jcc_block(struct flow *f, const struct run *r, int mode, int taken,
+			     struct hwt_pt_block *b)
+{
+	const struct hwt_pt_cache *c = f->cache;
+	uint64_t last_ip = r->ip + r->last;
+	b->ip = r->ip;
+	b->end_ip = last_ip;
+	b->ninsn = r->n;
+	b->mode = (uint8_t)mode;
+	b->iclass = HWT_INSN_JCC;
+	b->speculative = (uint8_t)f->speculative;
+	b->truncated = 0;
+	b->ips = c->ips + r->pool;
+	b->sizes = c->sizes + r->pool;
+	f->err_deferred = 0;
+	f->ip = taken ? r->target : last_ip + r->size;
 }
 
 /* hwt_pt_block_next without the quiet lane below. */
@@ -194,16 +201,7 @@ static __attribute__((noinline)) int block_next(struct hwt_pt_block_decoder *d,
 		int mode = f->mode ? f->mode : 64;
 		const struct run *r = cache_run(c, f->ip, mode);
 		if (r && r->iclass == HWT_INSN_JCC && flow_quick_bit(f->q, &taken)) {
-			uint64_t last_ip = r->ip + r->last;
-			b->ninsn = r->n;
-			b->mode = (uint8_t)mode;
-			b->speculative = (uint8_t)f->speculative;
-			b->ips = c->ips + r->pool;
-			b->sizes = c->sizes + r->pool;
-			b->end_ip = last_ip;
-			b->iclass = HWT_INSN_JCC;
-			f->err_deferred = 0;
-			f->ip = taken ? r->target : last_ip + r->size;
+			jcc_block(f, r, mode, taken, b);
 			d->quiet = 1;
 			return 0;
 		}
@@ -233,18 +231,7 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 		if (r->valid && r->ip == ip && r->mode == mode && r->iclass == HWT_INSN_JCC) {
 			int taken;
 			flow_quick_bit(q, &taken); /* cannot fail here */
-			uint64_t last_ip = ip + r->last;
-			b->ip = ip;
-			b->end_ip = last_ip;
-			b->ninsn = r->n;
-			b->mode = (uint8_t)mode;
-			b->iclass = HWT_INSN_JCC;
-			b->speculative = (uint8_t)f->speculative;
-			b->truncated = 0;
-			b->ips = c->ips + r->pool;
-			b->sizes = c->sizes + r->pool;
-			f->err_deferred = 0;
-			f->ip = taken ? r->target : last_ip + r->size;
+			jcc_block(f, r, mode, taken, b);
 			return 0;
 		}
 	}

@@ -190,14 +190,8 @@ static inline int flow_quick_bit(struct hwt_pt_query *q, int *taken)
 	}
 	q->tnt_n--;
 	*taken = (int)((q->tnt_bits >> q->tnt_n) & 1);
-	if (!q->tnt_n) {
-		/* what reading ahead does now: cache the next packet's bits */
-		q->tnt_bits = q->la.u.tnt.payload;
-		q->tnt_n = q->la.u.tnt.bits;
-		q->tnt_tick = q->tick_pending;
-		q->tick_pending = 0;
-		q->la_valid = 0;
-	}
+	if (!q->tnt_n)
+		qry_take_tnt(q); /* what reading ahead does now */
 	return 1;
 }
 

@@ -505,14 +505,8 @@ int qry_read_ahead(struct hwt_pt_query *q)
 		switch (p->type) {
 		case HWT_PKT_TNT8:
 		case HWT_PKT_TNT64:
-			if (!q->tnt_n) {
-				/* the next branch answers: cache them now */
-				q->tnt_bits = p->u.tnt.payload;
-				q->tnt_n = p->u.tnt.bits;
-				q->tnt_tick = q->tick_pending;
-				q->tick_pending = 0;
-				consume(q);
-			}
+			if (!q->tnt_n)
+				qry_take_tnt(q); /* the next branch answers: cache them now */
 			return 0;
 		case HWT_PKT_TIP:
 			if (!q->fup_pending)
@@ -1047,11 +1041,7 @@ static int load_tnt(struct hwt_pt_query *q)
 		q->err_off = at;
 		return HWT_ERR_BAD_QUERY;
 	}
-	q->tnt_bits = p->u.tnt.payload;
-	q->tnt_n = p->u.tnt.bits;
-	q->tnt_tick = q->tick_pending;
-	q->tick_pending = 0;
-	consume(q);
+	qry_take_tnt(q);
 	return 0;
 }
 

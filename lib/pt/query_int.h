@@ -59,6 +59,17 @@ struct hwt_pt_query {
 	void *time; /* struct from lib/pt/time.c when available */
 };
 
+/* Take the lookahead packet, a TNT, as the next branch answers (with
+ * the tick of the timing packets before it). */
+static inline void qry_take_tnt(struct hwt_pt_query *q)
+{
+	q->tnt_bits = q->la.u.tnt.payload;
+	q->tnt_n = q->la.u.tnt.bits;
+	q->tnt_tick = q->tick_pending;
+	q->tick_pending = 0;
+	q->la_valid = 0;
+}
+
 uint64_t qry_pos(const struct hwt_pt_query *q);
 int qry_read_ahead(struct hwt_pt_query *q);
 int qry_complete_async(struct hwt_pt_query *q);
