@@ -311,6 +311,8 @@ struct hwt_perf_reader *hwt_dec_reader(struct hwt_decoder *d);
 const struct hwt_decode_consumer *hwt_dec_consumer(const struct hwt_decoder *d);
 /* The thread for tid (created if new; pid -1: unknown, keep). */
 struct hwt_dec_thread *hwt_dec_thread_get(struct hwt_decoder *d, uint32_t tid, uint32_t pid);
+/* The queues in order of their first chunk (NULL past the end). */
+struct hwt_dec_queue *hwt_dec_queue_at(struct hwt_decoder *d, size_t i);
 /* The process of pid (created empty if new), or the all-process one for
  * per-CPU queues: hwt_dec_all_processes. */
 struct hwt_process *hwt_dec_process_get(struct hwt_decoder *d, uint32_t pid);
