@@ -54,7 +54,8 @@ int hwt_unit_find_plugin(const char *name, char *out, size_t outlen)
 const char *hwt_unit_plugin_places(void)
 {
 	if (getenv("HWT_PLUGIN_DIR") && *getenv("HWT_PLUGIN_DIR"))
-		return "in $HWT_PLUGIN_DIR";
+		return "in $HWT_PLUGIN_DIR (fix it, or unset it to search next to the hwt binary "
+		       "and in the install folder)";
 #ifdef HWT_PLUGINDIR
 	return "next to the hwt binary, in its ../lib/hwt, or in " HWT_PLUGINDIR
 	       " (set HWT_PLUGIN_DIR, or build and install it: make; make install)";
