@@ -162,7 +162,7 @@ uninstall:
 		$(DESTDIR)$(PLUGINDIR)/hwt-*-plugin.so \
 		$(addprefix $(DESTDIR)$(INCLUDEDIR)/hwt/,$(notdir $(wildcard include/hwt/*.h))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
-	-rmdir $(DESTDIR)$(INCLUDEDIR)/hwt $(DESTDIR)$(PLUGINDIR) 2>/dev/null
+	rmdir $(DESTDIR)$(INCLUDEDIR)/hwt $(DESTDIR)$(PLUGINDIR) 2>/dev/null || true
 
 tests: build
 
@@ -184,7 +184,7 @@ fuzz: deps
 	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} scripts/fuzz.sh build-fuzz
 
 format:
-	clang-format -i $$(find include lib tools emu tests bench fuzz -name '*.[ch]')
+	clang-format -i $$(find include lib tools emu tests bench fuzz examples -name '*.[ch]')
 
 clean:
 	rm -rf build build-asan build-fuzz
