@@ -7,8 +7,9 @@
 #                     public header, hwt.pc, every built plugin, each man page)
 #   install_soname    readelf -d: SONAME libhwt.so.0 (VERSION's major)
 #   install_exports   nm -D: libhwt.so defines only hwt_* symbols, each one
-#                     declared as a function in an installed header, and
-#                     none of the library's internals (lib/*/ *.h names)
+#                     declared as a function in an installed header, none
+#                     of the library's internals (lib/*/ *.h names), and
+#                     every declared function (not static inline) exported
 #   install_man       every page renders without a groff warning (-ww), and
 #                     mandoc -T lint (if installed) finds no warning
 #   install_plugin    the installed hwt, moved elsewhere, names the compiled-in
@@ -91,13 +92,17 @@ cc -E -P -I"$R/usr/include" "$T/all.c" | grep -oE '\bhwt_[A-Za-z0-9_]+[[:space:]
 # names the library declares in its internal headers only
 grep -ohE '\bhwt_[A-Za-z0-9_]+[[:space:]]*\(' $(find lib -name '*.h') | tr -d ' \t(' | sort -u |
 	comm -23 - "$T/declared" >"$T/internal"
+# declared, not inline, yet not exported: a public function users cannot link
+cc -E -P -I"$R/usr/include" "$T/all.c" | grep -oE 'static inline[^(]*\bhwt_[A-Za-z0-9_]+[[:space:]]*\(' |
+	grep -oE 'hwt_[A-Za-z0-9_]+' | sort -u >"$T/inline"
+unexported=$(comm -23 "$T/declared" "$T/exports" | comm -23 - "$T/inline" | head -n 5 | tr '\n' ' ')
 bad_prefix=$(grep -v '^hwt_' "$T/exports" | head -n 5 | tr '\n' ' ')
 undeclared=$(comm -23 "$T/exports" "$T/declared" | head -n 5 | tr '\n' ' ')
 leaked=$(comm -12 "$T/exports" "$T/internal" | head -n 5 | tr '\n' ' ')
 if [ ! -s "$T/exports" ]; then
 	fail install_exports "libhwt.so exports nothing"
-elif [ -n "$bad_prefix$undeclared$leaked" ]; then
-	fail install_exports "not hwt_: [$bad_prefix] not in a public header: [$undeclared] internal: [$leaked]"
+elif [ -n "$bad_prefix$undeclared$leaked$unexported" ]; then
+	fail install_exports "not hwt_: [$bad_prefix] not in a public header: [$undeclared] internal: [$leaked] declared but not exported: [$unexported]"
 else
 	pass install_exports
 fi
