@@ -80,10 +80,18 @@ struct hwt_perf_writer;
 struct hwt_perf_writer *hwt_perf_writer_alloc(const struct hwt_perf_writer_config *cfg);
 /* Finish is not implied: free without finish leaves an unusable file. */
 void hwt_perf_writer_free(struct hwt_perf_writer *w);
-/* Create/truncate path (the writer owns and closes the fd). */
+/* Create/truncate path (the writer owns and closes the fd); "-" is
+ * standard output (pipe mode if it is a pipe, see _open_fd; not closed). */
 int hwt_perf_writer_open(struct hwt_perf_writer *w, const char *path);
-/* Write to fd from offset 0 on; fd must be seekable (pwrite); not closed. */
+/* Write to fd (not closed).  A regular file (or block device) gets file
+ * mode from offset 0 on (pwrite).  Anything else (a pipe, a FIFO, a
+ * socket) gets perf's pipe mode, written in order: the 16-byte header;
+ * with the first record HEADER_ATTR and HEADER_FEATURE records (so PMUs
+ * must be added before it too); build-ids as HEADER_BUILD_ID records at
+ * finish; no AUXTRACE index. */
 int hwt_perf_writer_open_fd(struct hwt_perf_writer *w, int fd);
+/* 1 if the writer writes pipe mode. */
+int hwt_perf_writer_is_pipe(const struct hwt_perf_writer *w);
 /* Add an event: attr (attr->size is set to the writer's), its name (for
  * EVENT_DESC, e.g. "intel_pt//u", "dummy:u"), and the ids the kernel gave
  * its fds (PERF_EVENT_IOC_ID).  Returns the attr index (>= 0). */

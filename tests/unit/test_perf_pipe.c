@@ -699,12 +699,20 @@ static void path_of(char *out, size_t n, const char *name)
 
 /* A file-mode recording made with hwt's writer: sideband, AUX, intel_pt
  * AUXTRACE_INFO, TIME_CONV, AUXTRACE payloads. */
+static int write_content(struct hwt_perf_writer *w, int e);
+
 static int write_file(const char *path)
 {
 	struct hwt_perf_writer *w = hwt_perf_writer_alloc(NULL);
 	if (!w)
 		return -1;
-	int e = hwt_perf_writer_open(w, path);
+	return write_content(w, hwt_perf_writer_open(w, path));
+}
+
+/* The content of write_file to an opened writer (e: the open's result);
+ * finishes and frees w. */
+static int write_content(struct hwt_perf_writer *w, int e)
+{
 	struct perf_event_attr a;
 	uint64_t pt_ids[1] = {101}, sb_ids[1] = {201};
 	hwt_perf_attr_intel_pt(&a, 8, HWT_IPT_CFG_TSC);
@@ -759,10 +767,123 @@ static int write_file(const char *path)
 		e = hwt_perf_writer_write_task(w, PERF_RECORD_EXIT, 10, 1, 10, 1, sid.time, &sid);
 	if (!e)
 		e = hwt_perf_writer_write_finished_round(w);
+	uint8_t bid[20];
+	memset(bid, 0x5a, sizeof(bid));
+	if (!e)
+		e = hwt_perf_writer_add_build_id(w, -1, PERF_RECORD_MISC_USER, bid, 20, "[vdso]");
 	if (!e)
 		e = hwt_perf_writer_finish(w);
 	hwt_perf_writer_free(w);
 	return e;
+}
+
+struct wthread {
+	int fd, ret, is_pipe;
+	pthread_t th;
+};
+
+static void *write_thread(void *arg)
+{
+	struct wthread *t = arg;
+	struct hwt_perf_writer *w = hwt_perf_writer_alloc(NULL);
+	int e = w ? hwt_perf_writer_open_fd(w, t->fd) : HWT_ERR_NOMEM;
+	t->is_pipe = hwt_perf_writer_is_pipe(w);
+	t->ret = w ? write_content(w, e) : e;
+	close(t->fd);
+	return NULL;
+}
+
+/* The writer on a pipe writes pipe mode: read back, the same records,
+ * attrs, features and build-ids as the file it writes for the same calls;
+ * and perf reads it (its dump counts the same records as the file's). */
+static void t_writer_pipe(void)
+{
+	char path[256], cmd[1200];
+	path_of(path, sizeof(path), "wfile.data");
+	CHECK_EQ(write_file(path), 0);
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	struct wthread t = {.fd = fds[1]};
+	CHECK(pthread_create(&t.th, NULL, write_thread, &t) == 0);
+	struct hwt_perf_reader *rf, *rp;
+	char why[256];
+	int e = hwt_perf_reader_open_fd(&rp, fds[0], why, sizeof(why));
+	CHECKF(e == 0, "%s", why);
+	CHECK_EQ(hwt_perf_reader_open(&rf, path, why, sizeof(why)), 0);
+	if (!e) {
+		struct run a, b;
+		collect(rf, &a, 1);
+		collect(rp, &b, 1);
+		CHECK_EQ(hwt_perf_reader_is_pipe(rp), 1);
+		CHECK_EQ(a.ret, 0);
+		CHECKF(b.ret == 0, "%s", hwt_perf_reader_errmsg(rp));
+		const char *d = diff_runs(&a, &b, 0);
+		CHECKF(!d[0], "file vs pipe: %s", d);
+		CHECK_EQ(hwt_perf_reader_nr_attrs(rp), 2);
+		for (size_t i = 0; i < 2 && i < hwt_perf_reader_nr_attrs(rp); i++) {
+			const struct hwt_perf_attr_info *x = hwt_perf_reader_attr(rf, i),
+							*y = hwt_perf_reader_attr(rp, i);
+			CHECK(!memcmp(&x->attr, &y->attr, sizeof(x->attr)) &&
+			      x->nr_ids == y->nr_ids && x->ids[0] == y->ids[0]);
+			CHECK(x->name && y->name && !strcmp(x->name, y->name));
+		}
+		static const int feats[] = {
+		    HWT_FEAT_HOSTNAME, HWT_FEAT_OSRELEASE,  HWT_FEAT_VERSION,
+		    HWT_FEAT_ARCH,     HWT_FEAT_CPUID,	    HWT_FEAT_NRCPUS,
+		    HWT_FEAT_CMDLINE,  HWT_FEAT_EVENT_DESC, HWT_FEAT_PMU_MAPPINGS};
+		for (size_t i = 0; i < sizeof(feats) / sizeof(feats[0]); i++) {
+			size_t nx = 0, ny = 0;
+			const void *x = hwt_perf_reader_feature(rf, feats[i], &nx);
+			const void *y = hwt_perf_reader_feature(rp, feats[i], &ny);
+			CHECKF(x && y && nx == ny && !memcmp(x, y, nx), "feature %d", feats[i]);
+		}
+		CHECK(hwt_perf_reader_feature(rp, HWT_FEAT_AUXTRACE, NULL) == NULL);
+		/* build-ids: the same entries (the pipe's carry their record type) */
+		size_t nx = 0, ny = 0;
+		const uint8_t *x = hwt_perf_reader_feature(rf, HWT_FEAT_BUILD_ID, &nx);
+		const uint8_t *y = hwt_perf_reader_feature(rp, HWT_FEAT_BUILD_ID, &ny);
+		CHECK(x && y && nx == ny && nx > 8 && !memcmp(x + 4, y + 4, nx - 4));
+		run_free(&a);
+		run_free(&b);
+		hwt_perf_reader_free(rp);
+	}
+	hwt_perf_reader_free(rf);
+	close(fds[0]);
+	pthread_join(t.th, NULL);
+	CHECK_EQ(t.ret, 0);
+	CHECK_EQ(t.is_pipe, 1);
+
+	/* perf reads the pipe: its dump counts the same records as the file's */
+	if (system("perf version >/dev/null 2>&1")) {
+		printf("SKIP t_writer_pipe_perf: perf is not installed\n");
+		return;
+	}
+	/* perf report -D -i INPUT, its record lines counted by type */
+#define COUNT                                                                                      \
+	"perf report -D -i '%s' 2>/dev/null | grep -oE '\\]: PERF_RECORD_[A-Z0-9_]+' | "           \
+	"grep -vE 'PERF_RECORD_(ATTR|FEATURE|BUILD_ID|FINISHED_INIT)$' | sort | uniq -c "          \
+	">'%s/%s.cnt'"
+	snprintf(cmd, sizeof(cmd), COUNT, path, tmpdir, "file");
+	CHECK(system(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), COUNT, "-", tmpdir, "pipe");
+	FILE *f = popen(cmd, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	struct hwt_perf_writer *w = hwt_perf_writer_alloc(NULL);
+	CHECK_EQ(write_content(w, hwt_perf_writer_open_fd(w, fileno(f))), 0);
+	pclose(f);
+	char p1[300], p2[300];
+	snprintf(p1, sizeof(p1), "%s/file.cnt", tmpdir);
+	snprintf(p2, sizeof(p2), "%s/pipe.cnt", tmpdir);
+	size_t n1, n2;
+	uint8_t *c1 = t_slurp(p1, &n1), *c2 = t_slurp(p2, &n2);
+	CHECK(c1 && c2 && strstr((char *)c1, "PERF_RECORD_AUXTRACE") != NULL);
+	CHECKF(c1 && c2 && n1 == n2 && !memcmp(c1, c2, n1),
+	       "perf's dump of the file:\n%s\nof the pipe:\n%s", c1 ? (char *)c1 : "",
+	       c2 ? (char *)c2 : "");
+	free(c1);
+	free(c2);
 }
 
 /* file (file mode, read from the file) vs `perf inject -i file -o -`
@@ -854,6 +975,7 @@ int main(void)
 	RUN(t_pipe_stream);
 	RUN(t_truncated_corrupt);
 	RUN(t_corrupt_cases);
+	RUN(t_writer_pipe);
 	if (have_perf_inject())
 		RUN(t_inject_hwt_file);
 	else
