@@ -34,6 +34,8 @@ struct sb {
 
 static void put(struct sb *b, const void *d, size_t n)
 {
+	if (!n)
+		return;
 	if (b->n + n > b->cap) {
 		b->cap = (b->n + n) * 2 + 256;
 		b->p = realloc(b->p, b->cap);
