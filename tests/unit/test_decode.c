@@ -10,13 +10,15 @@
  * reader over memory; fork then exec (the child runs the parent's code,
  * then its own); per-CPU (two CPUs, switch records after the trace, time
  * order across CPUs); a corrupt byte (a gap at its offset, decoding goes
- * on); a format without ops (a clear error).
+ * on); pipe mode through a real pipe; a format without ops (a clear
+ * error).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hwt/decode.h"
@@ -225,10 +227,10 @@ static void code_file(const char *name, const uint8_t *code, size_t n, char *pat
 	}
 }
 
-static struct hwt_perf_writer *writer(const char *path, int per_cpu, uint32_t aux_type)
+static struct hwt_perf_writer *writer_fd(const char *path, int fd, int per_cpu, uint32_t aux_type)
 {
 	struct hwt_perf_writer *w = hwt_perf_writer_alloc(NULL);
-	if (!w || hwt_perf_writer_open(w, path)) {
+	if (!w || (fd >= 0 ? hwt_perf_writer_open_fd(w, fd) : hwt_perf_writer_open(w, path))) {
 		hwt_perf_writer_free(w);
 		return NULL;
 	}
@@ -249,6 +251,11 @@ static struct hwt_perf_writer *writer(const char *path, int per_cpu, uint32_t au
 		hwt_perf_writer_write_auxtrace_info(w, aux_type, priv, 4);
 	}
 	return w;
+}
+
+static struct hwt_perf_writer *writer(const char *path, int per_cpu, uint32_t aux_type)
+{
+	return writer_fd(path, -1, per_cpu, aux_type);
 }
 
 static struct hwt_perf_sample_id sid_of(uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t time)
@@ -514,6 +521,66 @@ static void t_gap(void)
 	CHECKF(match(&g, 100, &at, want_a, NA), "after the gap");
 }
 
+/* Pipe mode (perf record -o -): a child writes the recording into a
+ * pipe while the decoder reads it in one pass, chunk by chunk. */
+static void t_pipe(void)
+{
+	char ca[256], err[256];
+	code_file("a.bin", code_a, sizeof(code_a), ca, sizeof(ca));
+	int fds[2];
+	if (pipe(fds)) {
+		CHECK(!"pipe");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		struct hwt_perf_writer *w = writer_fd(NULL, fds[1], 0, HWT_PERF_AUXTRACE_INTEL_PT);
+		if (!w || !hwt_perf_writer_is_pipe(w))
+			_exit(1);
+		proc_start(w, 100, ca, (uint32_t)-1);
+		struct enc e = {.n = 0};
+		psb(&e, 0);
+		flow_a(&e);
+		size_t half = e.n / 2;
+		aux(w, 0, 100, (uint32_t)-1, 0, e.buf, half);
+		aux(w, 0, 100, (uint32_t)-1, half, e.buf + half, e.n - half);
+		int rc = hwt_perf_writer_finish(w);
+		hwt_perf_writer_free(w);
+		close(fds[1]);
+		_exit(rc ? 1 : 0);
+	}
+	close(fds[1]);
+	CHECK(pid > 0);
+	struct hwt_perf_reader *r = NULL;
+	int rc = pid > 0 ? hwt_perf_reader_open_fd(&r, fds[0], err, sizeof(err)) : -1;
+	CHECKF(rc == 0, "reader: %d %s", rc, err);
+	struct got g;
+	memset(&g, 0, sizeof(g));
+	struct hwt_decode_consumer c = {
+	    .size = sizeof(c), .arg = &g, .branch = c_branch, .event = c_event, .gap = c_gap};
+	struct hwt_decoder_config cfg;
+	hwt_decoder_config_init(&cfg);
+	cfg.consumer = &c;
+	cfg.reader = r;
+	struct hwt_decoder *d = NULL;
+	if (!rc && !(rc = hwt_decoder_alloc(&d, &cfg))) {
+		rc = hwt_decoder_run(d);
+		CHECKF(rc == 0, "decode: %d %s", rc, hwt_decoder_errmsg(d));
+		hwt_decoder_free(d);
+	}
+	hwt_perf_reader_free(r);
+	close(fds[0]);
+	int status = 1;
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	CHECKF(status == 0, "writer child: status %d", status);
+	size_t at = 0;
+	CHECKF(match(&g, 100, &at, want_a, NA) && g.nbr == NA, "%zu branches", g.nbr);
+	CHECK_EQ(g.ngap, 0);
+	CHECK_EQ(g.nen, 1);
+}
+
 static void t_no_ops(void)
 {
 	char data[256], err[256];
@@ -553,6 +620,7 @@ int main(void)
 	RUN(t_fork_exec);
 	RUN(t_per_cpu);
 	RUN(t_gap);
+	RUN(t_pipe);
 	RUN(t_no_ops);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
