@@ -31,6 +31,13 @@
  * bounded by the PSB period for Intel PT, not by the trace); per-CPU
  * recordings keep each CPU's trace until the end (all CPUs' trace is
  * decoded in time order after the last record).
+ *
+ * The vdso: its code comes from perf's build-id cache, by the build-id
+ * the recording names (file mode: the BUILD_ID feature, known at once;
+ * pipe mode: HEADER_BUILD_ID records, which perf and hwt write at the
+ * end).  Trace decoded before the build-id is known has no vdso code
+ * (gaps there: "no memory mapped at this address"); per-CPU trace, decoded
+ * at the end, always has it.
  */
 #ifndef HWT_DECODE_H
 #define HWT_DECODE_H
@@ -272,7 +279,8 @@ uint64_t hwt_decoder_tsc_to_ns(const struct hwt_decoder *d, uint64_t tsc);
  *                                      (q->tid/cpu/per_cpu set at its first
  *                                      chunk; data valid during the call only:
  *                                      copy what must be kept)
- *   record(state, rec)                 (optional) every other record, after
+ *   record(state, rec)                 (optional) every record but AUXTRACE
+ *                                      and AUXTRACE_INFO, after
  *                                      the engine applied its sideband
  *                                      (PEBS: PERF_RECORD_SAMPLE; AUX records)
  *   flush(state, q)                    end of the recording, per queue, in
