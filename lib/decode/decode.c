@@ -632,13 +632,21 @@ int hwt_decoder_alloc(struct hwt_decoder **out, const struct hwt_decoder_config 
 	    (!cfg->path == !cfg->reader)) {
 		if (cfg && cfg->errbuf && cfg->errlen)
 			snprintf(cfg->errbuf, cfg->errlen,
-				 "the decoder needs either a file path or a reader");
+				 "bad decoder config: initialize it with hwt_decoder_config_init "
+				 "and set exactly one of path and reader");
 		return HWT_ERR_INVALID;
 	}
 	char *errbuf = cfg->size >= offsetof(struct hwt_decoder_config, errlen) + sizeof(size_t)
 			   ? cfg->errbuf
 			   : NULL;
 	size_t errlen = errbuf ? cfg->errlen : 0;
+	if (cfg->consumer && cfg->consumer->size < offsetof(struct hwt_decode_consumer, insn)) {
+		if (errlen)
+			snprintf(errbuf, errlen,
+				 "the consumer's size is not set (set it to sizeof(struct "
+				 "hwt_decode_consumer))");
+		return HWT_ERR_INVALID;
+	}
 	struct hwt_decoder *d = calloc(1, sizeof(*d));
 	if (!d)
 		return HWT_ERR_NOMEM;
