@@ -274,7 +274,8 @@ uint64_t hwt_decoder_tsc_to_ns(const struct hwt_decoder *d, uint64_t tsc);
  *
  * Calls, in record order:
  *   create(dec, priv, n, &state)       at AUXTRACE_INFO (priv: its private
- *                                      words; NULL/0 without one)
+ *                                      words, an aligned copy valid during
+ *                                      the call; NULL/0 without one)
  *   chunk(state, q, data, size, off)   each AUXTRACE payload of queue q
  *                                      (q->tid/cpu/per_cpu set at its first
  *                                      chunk; data valid during the call only:
