@@ -323,8 +323,10 @@ int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *
 		uint64_t priv[64];
 		int k = unit->auxtrace_info(s, priv, 64);
 		if (k > 0)
-			e = hwt_perf_writer_write_auxtrace_info(rec->w, HWT_PERF_AUXTRACE_INTEL_PT,
-								priv, (size_t)k);
+			e = hwt_perf_writer_write_auxtrace_info(
+			    rec->w,
+			    unit->auxtrace_type ? unit->auxtrace_type : HWT_PERF_AUXTRACE_INTEL_PT,
+			    priv, (size_t)k);
 	}
 	if (!e && nidx && !is_dummy && !unit->emulated)
 		e = hwt_perf_writer_write_id_index(rec->w, idx, nidx);
