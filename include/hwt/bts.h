@@ -72,6 +72,10 @@ struct hwt_bts_config {
 	const uint8_t *begin, *end; /* the records */
 	uint64_t offset;	    /* stream offset of begin (reported offsets add it) */
 	uint8_t walk;		    /* give the instructions between branches */
+	/* The records continue an earlier buffer whose last branch went to
+	 * prev_to: the first walk starts there (have_prev 1). */
+	uint8_t have_prev;
+	uint64_t prev_to;
 };
 void hwt_bts_config_init(struct hwt_bts_config *cfg);
 
@@ -94,7 +98,11 @@ struct hwt_bts_decoder;
 struct hwt_bts_decoder *hwt_bts_alloc(const struct hwt_bts_config *cfg,
 				      const struct hwt_image *img);
 void hwt_bts_free(struct hwt_bts_decoder *d);
-/* Forget the previous target and skip padding: 0 if a record follows,
+/* The previous branch's target (for the next buffer's have_prev/prev_to):
+ * 1 and *to if known, else 0. */
+int hwt_bts_prev(const struct hwt_bts_decoder *d, uint64_t *to);
+/* Forget the previous target (not on the first call: the config's
+ * have_prev/prev_to stay) and skip padding: 0 if a record follows,
  * HWT_ERR_EOS if none does. */
 int hwt_bts_sync_forward(struct hwt_bts_decoder *d);
 /* The next branch: 0, HWT_ERR_EOS at the end, or a gap (see above). */

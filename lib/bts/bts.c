@@ -48,6 +48,7 @@ struct hwt_bts_decoder {
 	int have_prev;
 	uint64_t prev_to;
 	int nowalk_once; /* the record at pos failed its walk: return it unwalked */
+	int started;	 /* next was called */
 	uint64_t *ips;
 	uint8_t *sizes;
 	uint32_t cap;
@@ -79,6 +80,8 @@ struct hwt_bts_decoder *hwt_bts_alloc(const struct hwt_bts_config *cfg, const st
 	memcpy(&d->cfg, cfg, cfg->size < sizeof(d->cfg) ? cfg->size : sizeof(d->cfg));
 	d->cfg.size = sizeof(d->cfg);
 	d->img = img;
+	d->have_prev = d->cfg.have_prev != 0;
+	d->prev_to = d->cfg.prev_to;
 	return d;
 }
 
@@ -252,7 +255,8 @@ int hwt_bts_sync_forward(struct hwt_bts_decoder *d)
 {
 	if (!d)
 		return HWT_ERR_INVALID;
-	d->have_prev = 0;
+	if (d->started) /* the first sync keeps the config's previous target */
+		d->have_prev = 0;
 	skip_padding(d);
 	return d->pos < buf_len(d) ? 0 : HWT_ERR_EOS;
 }
@@ -262,6 +266,7 @@ int hwt_bts_next(struct hwt_bts_decoder *d, struct hwt_bts_branch *br)
 	if (!d || !br)
 		return HWT_ERR_INVALID;
 	size_t len = buf_len(d);
+	d->started = 1;
 	skip_padding(d);
 	if (d->pos >= len)
 		return HWT_ERR_EOS;
@@ -316,7 +321,7 @@ int hwt_bts_next(struct hwt_bts_decoder *d, struct hwt_bts_branch *br)
 	}
 	d->nowalk_once = 0;
 	d->pos += HWT_BTS_RECORD_SIZE;
-	d->have_prev = 1;
+	d->have_prev = rec.to < KERNEL_START; /* the kernel's code is not walked */
 	d->prev_to = rec.to;
 	d->ip = rec.to;
 	return 0;
@@ -328,6 +333,14 @@ int hwt_bts_offset(const struct hwt_bts_decoder *d, uint64_t *offset)
 		return HWT_ERR_INVALID;
 	*offset = d->last_off;
 	return 0;
+}
+
+int hwt_bts_prev(const struct hwt_bts_decoder *d, uint64_t *to)
+{
+	if (!d || !d->have_prev)
+		return 0;
+	*to = d->prev_to;
+	return 1;
 }
 
 uint64_t hwt_bts_ip(const struct hwt_bts_decoder *d)
