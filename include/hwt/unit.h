@@ -34,11 +34,11 @@ struct hwt_session;
 
 /* What probing a unit found (hwt list). */
 struct hwt_unit_info {
-	char name[32];	   /* event name: "intel_pt", "intel_bts", "arm_spe", "cs_etm", "dummy" */
-	int emulated;	   /* 1 for the QEMU-based unit */
-	int present;	   /* usable on this machine now */
-	char why[256];	   /* if !present: why, and what to do */
-	uint32_t pmu_type; /* perf_event_attr.type (sysfs "type") */
+	char name[32];		  /* event name: "intel_pt", "intel_bts", "arm_spe", "cs_etm", "dummy" */
+	int emulated;		  /* 1 for the QEMU-based unit */
+	int present;		  /* usable on this machine now */
+	char why[256];		  /* if !present: why, and what to do */
+	uint32_t pmu_type;	  /* perf_event_attr.type (sysfs "type") */
 	unsigned nr_addr_filters; /* sysfs nr_addr_filters */
 	char formats[512];	  /* "tsc=config:10 noretcomp=config:11 ..." */
 	char caps[512];		  /* "psb_cyc=1 mtc=1 ..." */
@@ -47,24 +47,24 @@ struct hwt_unit_info {
 /* One traced thread or CPU. */
 struct hwt_stream {
 	struct hwt_ring ring;
-	pid_t pid, tid;		/* thread mode; -1 in CPU mode */
-	int cpu;		/* CPU mode; -1 in thread mode */
-	int fd;			/* perf event fd, -1 for emulated streams */
-	uint64_t id;		/* sample id of the trace event for this stream */
+	pid_t pid, tid; /* thread mode; -1 in CPU mode */
+	int cpu;	/* CPU mode; -1 in thread mode */
+	int fd;		/* perf event fd, -1 for emulated streams */
+	uint64_t id;	/* sample id of the trace event for this stream */
 	uint64_t aux_bytes;	/* trace bytes delivered */
 	uint64_t aux_truncated; /* PERF_RECORD_AUX with TRUNCATED seen */
 	uint64_t aux_lost;	/* ... with PARTIAL / COLLISION, or LOST records */
 	uint64_t wait_ns;	/* emulated full mode: time the CPU waited for room */
 	void *unit_priv;
 	/* Session bookkeeping (backends leave these alone). */
-	int sb_fd;	       /* sideband dummy event redirected into fd's ring, -1 if none */
-	uint64_t sb_id;	       /* its sample id */
-	uint64_t aux_done;     /* AUX stream position delivered so far */
-	uint64_t lost_records; /* PERF_RECORD_LOST: records the kernel dropped */
+	int sb_fd;		/* sideband dummy event redirected into fd's ring, -1 if none */
+	uint64_t sb_id;		/* its sample id */
+	uint64_t aux_done;	/* AUX stream position delivered so far */
+	uint64_t lost_records;	/* PERF_RECORD_LOST: records the kernel dropped */
 	uint64_t aux_partial, aux_collision;
-	int hup;       /* POLLHUP seen: the traced thread is gone */
-	int announced; /* sink->stream called */
-	void *map;     /* kernel streams: the data mapping (ctl + data) */
+	int hup;		/* POLLHUP seen: the traced thread is gone */
+	int announced;		/* sink->stream called */
+	void *map;		/* kernel streams: the data mapping (ctl + data) */
 	size_t map_len;
 	void *aux_map;
 	size_t aux_map_len;
@@ -87,18 +87,17 @@ struct hwt_sink {
 };
 
 struct hwt_session_config {
-	size_t size;	   /* sizeof(struct hwt_session_config) */
-	const char *event; /* "intel_pt", "intel_pt/tsc,noretcomp/u", "dummy", ... */
-	int emulate; /* 0: hardware, else emulated (with a notice); 1: emulated; -1: hardware only
-		      */
-	uint64_t aux_bytes;	 /* AUX ring size per stream (power of two) */
-	uint64_t data_bytes;	 /* data ring size per stream (power of two) */
-	int snapshot;		 /* overwrite mode, dumped on hwt_session_snapshot and at the end */
-	uint64_t snapshot_bytes; /* snapshot size (0: aux_bytes) */
-	const char *filter;	 /* perf --filter syntax, NULL for none */
-	const char *truth_path;	 /* emulated: write the branch ground truth here */
-	const char *plugin_path; /* emulated: the QEMU plugin (NULL: next to the hwt binary) */
-	const char *qemu_path;	 /* emulated: qemu-x86_64 (NULL: search PATH) */
+	size_t size;		  /* sizeof(struct hwt_session_config) */
+	const char *event;	  /* "intel_pt", "intel_pt/tsc,noretcomp/u", "dummy", ... */
+	int emulate;		  /* 0: hardware, else emulated (with a notice); 1: emulated; -1: hardware only */
+	uint64_t aux_bytes;	  /* AUX ring size per stream (power of two) */
+	uint64_t data_bytes;	  /* data ring size per stream (power of two) */
+	int snapshot;		  /* overwrite mode, dumped on hwt_session_snapshot and at the end */
+	uint64_t snapshot_bytes;  /* snapshot size (0: aux_bytes) */
+	const char *filter;	  /* perf --filter syntax, NULL for none */
+	const char *truth_path;	  /* emulated: write the branch ground truth here */
+	const char *plugin_path;  /* emulated: the QEMU plugin (NULL: searched, see hwt(1)) */
+	const char *qemu_path;	  /* emulated: qemu-x86_64 (NULL: search PATH) */
 	/* hardware: a sideband dummy event per stream (mmap2, comm, task,
 	 * context switch) redirected into the stream's data ring */
 	int sideband;
@@ -222,7 +221,8 @@ struct hwt_pmu {
 };
 /* Read ROOT/NAME/{type,format/ *,caps/ *,nr_addr_filters}.  0, or
  * HWT_ERR_NOT_PRESENT / HWT_ERR_BAD_FORMAT with why filled. */
-int hwt_pmu_read(const char *root, const char *name, struct hwt_pmu *pmu, char *why, size_t whylen);
+int hwt_pmu_read(const char *root, const char *name, struct hwt_pmu *pmu, char *why,
+		 size_t whylen);
 /* Parse a format file's text: "config:0-7,9" / "config1:3".  0 or
  * HWT_ERR_BAD_FORMAT. */
 int hwt_pmu_format_parse(const char *text, unsigned *word, uint64_t *mask);
@@ -235,8 +235,8 @@ int hwt_pmu_get_cap(const struct hwt_pmu *pmu, const char *name, uint64_t *value
 int hwt_pmu_set_term(const struct hwt_pmu *pmu, struct perf_event_attr *attr, const char *name,
 		     uint64_t value);
 /* Apply "tsc,mtc_period=3,noretcomp=0" (perf's term syntax). */
-int hwt_pmu_apply_terms(const struct hwt_pmu *pmu, struct perf_event_attr *attr, const char *terms,
-			char *err, size_t errlen);
+int hwt_pmu_apply_terms(const struct hwt_pmu *pmu, struct perf_event_attr *attr,
+			const char *terms, char *err, size_t errlen);
 /* Split "intel_pt/tsc,cyc/u" into name, terms ("tsc,cyc") and modifiers
  * ("u").  0 or HWT_ERR_INVALID. */
 int hwt_event_split(const char *spec, char *name, size_t namelen, char *terms, size_t termslen,
