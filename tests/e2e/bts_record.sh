@@ -132,6 +132,38 @@ check bts_rec_perl perl -e 'my %h; $h{$_ % 7}++ for 1..500; print join(",", map 
 check bts_rec_gawk_libs gawk -M 'BEGIN { print 2^200; exit 3 }'
 [ "$SCRIPT_BTS" = no ] && skip bts_rec_script "this hwt script does not decode intel_bts recordings yet"
 
+# hwt script --insn on BTS (the exact walk between branches) against the
+# same program recorded with the emulated Intel PT unit (its instructions
+# checked against libipt elsewhere): the BTS instructions are PT's, from
+# the first branch on, in one piece (execution under qemu is deterministic).
+insn_vs_pt() {
+	local name=$1
+	shift
+	local d=$T/$name
+	mkdir -p "$d"
+	(cd "$T" && "$HWT" record -e intel_pt -o "$d/pt.data" -- "$@" >/dev/null 2>&1 &&
+		"$HWT" record -e intel_bts -o "$d/bts.data" -- "$@" >/dev/null 2>&1)
+	local ip='{ for (i = 2; i <= NF; i++) if ($i ~ /^0x/) { print $i; break } }'
+	"$HWT" script -i "$d/pt.data" --insn 2>&1 | awk "$ip" >"$d/pi"
+	"$HWT" script -i "$d/bts.data" --insn 2>&1 | awk "$ip" >"$d/bi"
+	local first k n
+	first=$(head -1 "$d/bi")
+	n=$(wc -l <"$d/bi")
+	k=$(grep -n -m1 -x -- "$first" "$d/pi" | cut -d: -f1)
+	if [ "$n" -lt 1000 ] || [ -z "$k" ]; then
+		fail "$name" "no BTS instructions ($n) or its first ($first) is not in PT's"
+	elif ! tail -n +"$k" "$d/pi" | head -n "$n" | cmp -s - "$d/bi"; then
+		fail "$name" "BTS's $n instructions differ from PT's from line $k"
+	else
+		pass "$name ($n instructions, as PT's from its instruction $k)"
+	fi
+	rm -rf "$d"
+}
+if [ "$SCRIPT_BTS" = yes ]; then
+	insn_vs_pt bts_rec_insn_ls ls -la /etc
+	insn_vs_pt bts_rec_insn_gawk gawk -M 'BEGIN { print 2^200 }'
+fi
+
 # Snapshot mode with a 16 KiB AUX ring: the ring is overwritten many times
 # (and 16 KiB is no multiple of a record); what perf decodes must be
 # exactly the last branches of the truth.
