@@ -679,7 +679,11 @@ static int bts_auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
 		return HWT_ERR_INVALID;
 	memset(priv, 0, HWT_IBTS_PRIV_MAX * sizeof(uint64_t));
 	priv[HWT_IBTS_PMU_TYPE] = EMU_BTS_PMU_TYPE;
-	priv[HWT_IBTS_TIME_SHIFT] = 0; /* as the plugin publishes: 1 tick = 1 ns */
+	/* perf 6.1's intel-bts takes its TSC <-> time conversion from these
+	 * words, not from TIME_CONV (which hwt writes at the end, after this
+	 * record), and divides by TIME_MULT: it must not be 0.  As the plugin
+	 * publishes in the control page: 1 tick = 1 ns. */
+	priv[HWT_IBTS_TIME_SHIFT] = 0;
 	priv[HWT_IBTS_TIME_MULT] = 1;
 	priv[HWT_IBTS_TIME_ZERO] = 0;
 	priv[HWT_IBTS_CAP_USER_TIME_ZERO] = 1;
