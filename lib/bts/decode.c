@@ -12,11 +12,9 @@
  * Per-CPU BTS queues (no thread per record) are not decoded: one gap
  * (HWT_ERR_NOT_SUPPORTED) per queue.
  *
- * Ownership: the per-queue state (q->fmt) is freed in flush.  Compiled
- * only where hwt/decode.h exists (the decoding engine).
+ * Ownership: the per-queue state (q->fmt) is freed in flush.
  */
-#if defined(__has_include)
-#if __has_include("hwt/decode.h")
+#include "decode/decode_int.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,5 +176,3 @@ const struct hwt_decoder_ops hwt_decoder_intel_bts = {
     .flush = bts_flush,
     .free = bts_free,
 };
-#endif
-#endif
