@@ -3,7 +3,9 @@
  * plugin.c: QEMU callbacks, control-flow reconstruction per translated
  * block, filters, syscalls.  stream.c: per-thread output (AUX ring in a
  * shared file announced to the recorder over a pipe, sideband records,
- * raw debug files, the truth file).  ptgen.c: packet generation.
+ * raw debug files, the truth file).  ptgen.h: PT packet generation;
+ * btsgen.h: BTS records (plugin argument fmt=bts), written into the same
+ * per-thread buffer, so everything but the byte writer is shared.
  *
  * The plugin is a process-wide singleton inside qemu-x86_64, so its state
  * is global (struct emu_global); each guest thread has one struct emu_thr
@@ -16,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "btsgen.h"
 #include "ptgen.h"
 #include "hwt/ring.h"
 
@@ -34,6 +37,7 @@ struct emu_filter {
 
 struct emu_global {
 	struct ptg_cfg ptg;
+	int bts;	 /* fmt=bts: Intel BTS records (btsgen.h) instead of PT */
 	char dir[512];	 /* stream files (recorder), "" for none */
 	int announce_fd; /* pipe to the recorder, -1 for none */
 	char raw[512];	 /* debug: raw PT per thread to raw.<tid> */
@@ -59,7 +63,8 @@ extern struct emu_global emu;
 struct emu_thr {
 	pid_t pid, tid, ppid, ptid;
 	int vcpu;
-	struct ptgen g;
+	struct ptgen g;	 /* PT packets; in BTS mode only its byte buffer */
+	struct btsgen b; /* BTS mode: the branch predictor model */
 	const struct emu_tb *prev;
 	uint64_t icount, tbase;
 	int stopped; /* TraceStop hit */

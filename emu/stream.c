@@ -440,6 +440,10 @@ void emu_thr_flush(struct emu_thr *t, int force)
 	size_t n = ptg_pending(&t->g);
 	if (!n || (!force && n < emu.flush_at))
 		return;
+	if (emu.bts) { /* BTS: each piece ends with a zero record (btsgen.h) */
+		btg_end_piece(&t->g);
+		n = ptg_pending(&t->g);
+	}
 	/* Each AUX piece ends at a packet boundary and is a multiple of 8
 	 * bytes (PAD packets fill up, as hardware pads): perf.data pads every
 	 * AUXTRACE payload to 8 with zeros that decoders read as stream

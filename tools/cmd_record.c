@@ -45,7 +45,8 @@ static const char usage_text[] =
     "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, dummy (sideband\n"
     "                  only); terms as perf's: intel_pt/tsc,mtc,mtc_period=3,cyc,\n"
     "                  cyc_thresh=N,psb_period=N,noretcomp,branch=0/u\n"
-    "  --emulate       use the emulated Intel PT unit (QEMU) even if hardware exists\n"
+    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts) even if\n"
+    "                  hardware exists\n"
     "  --no-emulate    hardware only: fail if the trace unit is not present\n"
     "  -o FILE         output (default hwt.data; an existing one becomes FILE.old);\n"
     "                  '-': standard output (perf's pipe mode on a pipe; the program's\n"
@@ -306,11 +307,12 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		char name[64];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
 		int m = elf_machine(prog);
-		if (!strcmp(name, "intel_pt") && m > 0 && m != EM_X86_64) {
+		int bts = !strcmp(name, "intel_bts");
+		if ((bts || !strcmp(name, "intel_pt")) && m > 0 && m != EM_X86_64) {
 			cli_err("record",
-				"'%s' is not an x86-64 program (ELF machine %d): Intel PT traces "
+				"'%s' is not an x86-64 program (ELF machine %d): Intel %s traces "
 				"x86-64 code only",
-				prog, m);
+				prog, m, bts ? "BTS" : "PT");
 			return 2;
 		}
 	}

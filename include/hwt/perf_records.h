@@ -298,6 +298,21 @@ enum hwt_intel_pt_priv {
 	HWT_IPT_PRIV_MAX /* then the filter string, padded to 8 */
 };
 
+/* ---- Intel BTS's AUXTRACE_INFO private words (perf's intel-bts.h) ----
+ * perf 6.1 needs at least the words up to the snapshot mode's (5).  The
+ * trace is a sequence of 24-byte records {u64 from, u64 to, u64 flags}
+ * (flags bit 4: predicted), one per taken branch. */
+#define HWT_PERF_AUXTRACE_INTEL_BTS 2
+enum hwt_intel_bts_priv {
+	HWT_IBTS_PMU_TYPE,
+	HWT_IBTS_TIME_SHIFT,
+	HWT_IBTS_TIME_MULT,
+	HWT_IBTS_TIME_ZERO,
+	HWT_IBTS_CAP_USER_TIME_ZERO,
+	HWT_IBTS_SNAPSHOT_MODE,
+	HWT_IBTS_PRIV_MAX
+};
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,10 +7,12 @@
 
 #include "decode/decode_int.h"
 
-extern const struct hwt_decoder_ops hwt_decoder_intel_pt; /* pt.c */
+extern const struct hwt_decoder_ops hwt_decoder_intel_pt;  /* pt.c */
+extern const struct hwt_decoder_ops hwt_decoder_intel_bts; /* lib/bts/decode.c */
 
 static const struct hwt_decoder_ops *const formats[] = {
     &hwt_decoder_intel_pt,
+    &hwt_decoder_intel_bts,
 };
 
 const struct hwt_decoder_ops *hwt_decoder_ops_find(uint32_t type)

@@ -61,6 +61,7 @@ struct emu_map {
 
 struct emu_priv {
 	uint64_t config;
+	int bts; /* the emulated intel_bts unit (fmt=bts) */
 	char dir[PATH_MAX];
 	int rfd;
 	pid_t child;
@@ -342,6 +343,11 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 			if (*c == ',')
 				*c = ';';
 	}
+	if (p->bts && kfilter[0]) {
+		hwt_session_set_err(s, "intel_bts has no address filters (drop --filter)");
+		free_argv(prog);
+		return HWT_ERR_INVALID;
+	}
 	if ((cfg->truth_path && strchr(cfg->truth_path, ',')) || strchr(plugin, ',') ||
 	    strchr(kfilter, ',')) {
 		hwt_session_set_err(s, "emulated intel_pt: paths must not contain ','");
@@ -375,17 +381,27 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
-	int n = snprintf(
-	    parg, alen,
-	    "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
-	    "tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
-	    "noretcomp=%d,branch=%d",
-	    plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
-	    HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
-	    (unsigned long long)data, cfg->snapshot ? 1 : 0, !!(c & CFG_TSC), !!(c & CFG_MTC),
-	    (unsigned)(c >> CFG_MTC_PERIOD_SHIFT) & 15, !!(c & CFG_CYC),
-	    (unsigned)(c >> CFG_CYC_THRESH_SHIFT) & 15, (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15,
-	    !!(c & CFG_NORETCOMP), !!(c & CFG_BRANCH));
+	int n =
+	    p->bts
+		? snprintf(parg, alen,
+			   "%s,fmt=bts,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,"
+			   "snapshot=%d",
+			   plugin, p->dir, pfd[1],
+			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
+			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
+			   cfg->snapshot ? 1 : 0)
+		: snprintf(parg, alen,
+			   "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
+			   "tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
+			   "noretcomp=%d,branch=%d",
+			   plugin, p->dir, pfd[1],
+			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
+			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
+			   cfg->snapshot ? 1 : 0, !!(c & CFG_TSC), !!(c & CFG_MTC),
+			   (unsigned)(c >> CFG_MTC_PERIOD_SHIFT) & 15, !!(c & CFG_CYC),
+			   (unsigned)(c >> CFG_CYC_THRESH_SHIFT) & 15,
+			   (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15, !!(c & CFG_NORETCOMP),
+			   !!(c & CFG_BRANCH));
 	if (cfg->truth_path)
 		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
 	if (kfilter[0])
@@ -614,4 +630,76 @@ const struct hwt_unit_ops hwt_unit_emu_pt = {
     .poll = emu_poll,
     .auxtrace_info = auxtrace_info,
     .close = emu_close,
+};
+
+/* ---- the emulated Intel BTS unit: the same QEMU plugin with fmt=bts ----
+ *
+ * Everything but configure and AUXTRACE_INFO is the emulated PT unit's:
+ * launch passes fmt=bts, the plugin writes perf's intel_bts records (24
+ * bytes each: from, to, flags) into the same AUX rings.  The attr is what
+ * perf records for "-e intel_bts//u" (type: a made-up PMU number, as for
+ * intel_pt, config 0, sample_id_all); AUXTRACE_INFO is perf's intel_bts
+ * layout (hwt/perf_records.h HWT_IBTS_*).  No format terms, no filters. */
+#define EMU_BTS_PMU_TYPE 9
+
+static int bts_probe(struct hwt_unit_info *info)
+{
+	int r = probe(info);
+	snprintf(info->name, sizeof(info->name), "intel_bts");
+	info->pmu_type = EMU_BTS_PMU_TYPE;
+	info->nr_addr_filters = 0;
+	info->formats[0] = 0;
+	info->caps[0] = 0;
+	return r;
+}
+
+static int bts_configure(struct hwt_session *s, const char *terms, char *err, size_t errlen)
+{
+	if (terms && *terms) {
+		snprintf(err, errlen,
+			 "intel_bts (emulated): unknown term '%s' (intel_bts has none)", terms);
+		return HWT_ERR_INVALID;
+	}
+	struct emu_priv *p = calloc(1, sizeof(*p));
+	if (!p)
+		return HWT_ERR_NOMEM;
+	p->bts = 1;
+	p->rfd = -1;
+	p->child = -1;
+	hwt_session_set_unit_priv(s, p);
+	struct perf_event_attr *a = hwt_session_attr(s);
+	hwt_perf_attr_intel_pt(a, EMU_BTS_PMU_TYPE, 0);
+	a->aux_watermark = 0;
+	return 0;
+}
+
+static int bts_auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
+{
+	if (max < HWT_IBTS_PRIV_MAX)
+		return HWT_ERR_INVALID;
+	memset(priv, 0, HWT_IBTS_PRIV_MAX * sizeof(uint64_t));
+	priv[HWT_IBTS_PMU_TYPE] = EMU_BTS_PMU_TYPE;
+	/* perf 6.1's intel-bts takes its TSC <-> time conversion from these
+	 * words, not from TIME_CONV (which hwt writes at the end, after this
+	 * record), and divides by TIME_MULT: it must not be 0.  As the plugin
+	 * publishes in the control page: 1 tick = 1 ns. */
+	priv[HWT_IBTS_TIME_SHIFT] = 0;
+	priv[HWT_IBTS_TIME_MULT] = 1;
+	priv[HWT_IBTS_TIME_ZERO] = 0;
+	priv[HWT_IBTS_CAP_USER_TIME_ZERO] = 1;
+	priv[HWT_IBTS_SNAPSHOT_MODE] = hwt_session_config(s)->snapshot ? 1 : 0;
+	return HWT_IBTS_PRIV_MAX;
+}
+
+const struct hwt_unit_ops hwt_unit_emu_bts = {
+    .name = "intel_bts",
+    .emulated = 1,
+    .probe = bts_probe,
+    .configure = bts_configure,
+    .launch = launch,
+    .poll = emu_poll,
+    .auxtrace_info = bts_auxtrace_info,
+    .close = emu_close,
+    .aux_align = 24,
+    .auxtrace_type = HWT_PERF_AUXTRACE_INTEL_BTS,
 };

@@ -224,7 +224,8 @@ int hwt_session_open(struct hwt_session **out, const struct hwt_session_config *
 		s->unit = s->cfg.unit;
 	} else if (s->cfg.emulate == 1) {
 		if (!emu) {
-			snprintf(err, errlen, "there is no emulated unit for '%s' (only intel_pt)",
+			snprintf(err, errlen,
+				 "there is no emulated unit for '%s' (only intel_pt, intel_bts)",
 				 name);
 			hwt_session_close(s);
 			return HWT_ERR_NOT_PRESENT;
@@ -735,6 +736,8 @@ int hwt_session_snapshot(struct hwt_session *s)
 		uint64_t head = sp.pos + n, pos = sp.pos, len = n;
 		if (len > want)
 			pos = head - want, len = want;
+		if (s->unit->aux_align > 1) /* whole records: head is at a boundary */
+			pos += len % s->unit->aux_align, len -= len % s->unit->aux_align;
 		int r = deliver_aux(s, st, pos, len);
 		(void)pause_stream(s, st, 0);
 		if (r && !err)
