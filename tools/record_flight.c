@@ -1,0 +1,71 @@
+/* tools/record_flight.c - "hwt record --flight-recorder": what the
+ * recorder adds around the recording (cmd_record.c calls these): the fatal
+ * signal that ended the program, written into the file (hwt's HWT_FATAL
+ * feature: every recording whose program a signal killed says which
+ * thread, when the unit knows it, and which signal), and the report
+ * printed at once on stderr when the signal is a crash (flight.c).
+ *
+ * Which thread: the emulated unit learns it from QEMU (emu_pt.c); a
+ * hardware unit only has the program's wait status, so the thread is
+ * unknown (-1) and the report shows every thread's end.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "flight.h"
+#include "hwt/perf_records.h"
+#include "record_int.h"
+
+int flight_record_fatal(struct hwt_record *rec, struct hwt_session *s, pid_t child, int wstatus,
+			struct flight_fatal *out)
+{
+	memset(out, 0, sizeof(*out));
+	pid_t pid, tid;
+	int sig;
+	if (hwt_session_fatal(s, &pid, &tid, &sig)) {
+		out->pid = pid;
+		out->tid = tid;
+		out->sig = sig;
+	} else if (wstatus >= 0 && WIFSIGNALED(wstatus) && child > 0) {
+		out->pid = child;
+		out->tid = -1;
+		out->sig = WTERMSIG(wstatus);
+	} else {
+		return 0;
+	}
+	char text[128];
+	int n = snprintf(text, sizeof(text), "fatal pid=%d tid=%d signal=%d\n", (int)out->pid,
+			 (int)out->tid, out->sig);
+	return hwt_perf_writer_add_feature(rec->w, HWT_FEAT_HWT_FATAL, text, (size_t)n);
+}
+
+int flight_is_crash(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
+}
+
+void flight_record_report(const char *path, unsigned last_n, const struct flight_fatal *fat)
+{
+	char sn[96];
+	fflush(stdout);
+	if (fat->tid > 0)
+		fprintf(stderr,
+			"hwt record: thread %d of pid %d died of %s; its last branches and "
+			"call stack (again: hwt script -i %s --last %u --tid %d):\n",
+			(int)fat->tid, (int)fat->pid, flight_signame(fat->sig, sn, sizeof(sn)),
+			path, last_n, (int)fat->tid);
+	else
+		fprintf(stderr,
+			"hwt record: pid %d died of %s (which thread is not known here); every "
+			"thread's last branches and call stack (again: hwt script -i %s --last "
+			"%u):\n",
+			(int)fat->pid, flight_signame(fat->sig, sn, sizeof(sn)), path, last_n);
+	struct hwt_outbuf o;
+	if (hwt_outbuf_init(&o, STDERR_FILENO, 1u << 16))
+		return;
+	(void)flight_run(path, "record", last_n, fat->tid > 0 ? (long)fat->tid : FLIGHT_ALL, 1, &o);
+	(void)hwt_outbuf_fini(&o);
+}
