@@ -394,6 +394,9 @@ int hwt_cmd_record(int argc, char **argv)
 	struct hwt_session_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.size = sizeof(cfg);
+	char fevent[512];
+	if (o.flight)
+		o.event = flight_event(o.event, o.snapshot_bytes, fevent, sizeof(fevent));
 	cfg.event = o.event;
 	cfg.emulate = o.emulate;
 	cfg.aux_bytes = o.aux_bytes;

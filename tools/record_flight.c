@@ -69,3 +69,25 @@ void flight_record_report(const char *path, unsigned last_n, const struct flight
 	(void)flight_run(path, "record", last_n, fat->tid > 0 ? (long)fat->tid : FLIGHT_ALL, 1, &o);
 	(void)hwt_outbuf_fini(&o);
 }
+
+const char *flight_event(const char *event, uint64_t size, char *buf, size_t len)
+{
+	size_t nl = strcspn(event, "/");
+	if (nl != 8 || strncmp(event, "intel_pt", 8) || strstr(event, "psb_period"))
+		return event;
+	/* a PSB (where decoding can start) at least every size/4 bytes:
+	 * every 2^(n+11) bytes (Intel SDM: IA32_RTIT_CTL.PSBFreq) */
+	unsigned n = 0;
+	while (n < 15 && (2048ull << (n + 1)) <= size / 4)
+		n++;
+	if (!event[nl]) {
+		snprintf(buf, len, "intel_pt/psb_period=%u/u", n);
+	} else {
+		const char *terms = event + nl + 1, *end = strchr(terms, '/');
+		if (!end)
+			return event;
+		snprintf(buf, len, "intel_pt/%.*s%spsb_period=%u%s", (int)(end - terms), terms,
+			 end > terms ? "," : "", n, end);
+	}
+	return buf;
+}

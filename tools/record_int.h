@@ -51,6 +51,9 @@ int flight_record_fatal(struct hwt_record *rec, struct hwt_session *s, pid_t chi
 			struct flight_fatal *out);
 /* SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT */
 int flight_is_crash(int sig);
+/* The event with a PSB period that fits the flight recorder's rings of
+ * size bytes (intel_pt without a psb_period term; else event itself). */
+const char *flight_event(const char *event, uint64_t size, char *buf, size_t len);
 /* The flight recorder's report of the finished file path on stderr. */
 void flight_record_report(const char *path, unsigned last_n, const struct flight_fatal *fat);
 
