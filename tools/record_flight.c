@@ -25,11 +25,12 @@ int flight_record_fatal(struct hwt_record *rec, struct hwt_session *s, pid_t chi
 	memset(out, 0, sizeof(*out));
 	pid_t pid, tid;
 	int sig;
-	if (hwt_session_fatal(s, &pid, &tid, &sig)) {
+	int killed = wstatus >= 0 && WIFSIGNALED(wstatus);
+	if (hwt_session_fatal(s, &pid, &tid, &sig) && killed && WTERMSIG(wstatus) == sig) {
 		out->pid = pid;
 		out->tid = tid;
 		out->sig = sig;
-	} else if (wstatus >= 0 && WIFSIGNALED(wstatus) && child > 0) {
+	} else if (killed && child > 0) {
 		out->pid = child;
 		out->tid = -1;
 		out->sig = WTERMSIG(wstatus);
