@@ -561,8 +561,10 @@ static int append_box(struct hwt_session *s, struct emu_map *m)
 	uint64_t total = n + (ntnt ? 1 : 0);
 	uint64_t pad = (8 - (total & 7)) & 7; /* PADs: perf wants 8-byte pieces */
 	struct hwt_ring *r = &m->st->ring;
+	if (!r->overwrite && total + pad > r->aux_size)
+		total = 0; /* cannot happen (the plugin drains at aux_size / 4): drop */
 	if (total && r->aux) {
-		if (hwt_ring_aux_space(r) < total + pad)
+		if (!r->overwrite && hwt_ring_aux_space(r) < total + pad)
 			return 0;
 		uint8_t tail[8] = {0};
 		if (n)
