@@ -10,6 +10,10 @@
  * forked children never interleave.  Full mode waits (sleeps) while the
  * AUX or data ring has no room; overwrite (snapshot) mode never waits.
  * Also: raw PT per thread (<raw>.<tid>, debugging) and the truth file.
+ * The file ends with the thread's box (unit/emu_abi.h): the packet and
+ * truth buffers live there, their lengths published after every callback,
+ * so that the recorder can finish the stream of a thread a fatal signal
+ * killed (QEMU calls no plugin callback then).
  * Ownership: the thread's buffers and mapping are freed by emu_thr_end.
  */
 #include <errno.h>

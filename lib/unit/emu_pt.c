@@ -9,8 +9,10 @@
  * each thread's stream file "S pid tid ppid ptid path" and its end
  * "E tid wait_ns"; each file is mapped and becomes a session stream with
  * fd = -1; done once every qemu process closed the pipe and the launched
- * one is reaped) -> close (unmap, remove the temp dir, kill a leftover
- * child).  Ownership: the unit's private state (struct emu_priv) belongs to
+ * one is reaped; then the streams that never ended (threads a signal
+ * killed) get their box appended, unit/emu_abi.h, and the thread a fatal
+ * signal killed is read from QEMU's per-thread log, qemu_logs_fatal) ->
+ * close (unmap, remove the temp dir, kill a leftover child).  Ownership: the unit's private state (struct emu_priv) belongs to
  * the session (unit_priv); the stream mappings are unmapped in close.
  * Limits: x86-64 Linux ELF programs (and #! scripts whose interpreter is
  * one); threads in one process number at most what the plugin supports.
@@ -444,7 +446,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	}
 	char logarg[PATH_MAX + 16];
 	snprintf(logarg, sizeof(logarg), "%s/fatal.%%d", p->dir);
-	p->fatal_log = qemu_logs_fatal(qemu, logarg);
+	p->fatal_log = !strchr(p->dir, '%') && qemu_logs_fatal(qemu, logarg);
 	size_t k = 0;
 	qv[k++] = qemu;
 	qv[k++] = "-plugin";
