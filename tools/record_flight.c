@@ -54,15 +54,13 @@ void flight_record_report(const char *path, unsigned last_n, const struct flight
 	fflush(stdout);
 	if (fat->tid > 0)
 		fprintf(stderr,
-			"hwt record: thread %d of pid %d died of %s; its last branches and "
-			"call stack (again: hwt script -i %s --last %u --tid %d):\n",
-			(int)fat->tid, (int)fat->pid, flight_signame(fat->sig, sn, sizeof(sn)),
+			"hwt record: the flight recorder's report (again: hwt script -i %s --last "
+			"%u --tid %d):\n",
 			path, last_n, (int)fat->tid);
 	else
 		fprintf(stderr,
-			"hwt record: pid %d died of %s (which thread is not known here); every "
-			"thread's last branches and call stack (again: hwt script -i %s --last "
-			"%u):\n",
+			"hwt record: pid %d died of %s; which thread is not known here: every "
+			"thread's report follows (again: hwt script -i %s --last %u):\n",
 			(int)fat->pid, flight_signame(fat->sig, sn, sizeof(sn)), path, last_n);
 	struct hwt_outbuf o;
 	if (hwt_outbuf_init(&o, STDERR_FILENO, 1u << 16))

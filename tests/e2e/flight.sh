@@ -55,9 +55,9 @@ flight() {
 		return
 	fi
 	local tid pid
-	read -r tid pid < <(sed -n 's/^hwt record: thread \([0-9]*\) of pid \([0-9]*\) died of .*/\1 \2/p' "$d/err")
+	read -r tid pid < <(sed -n 's/^thread \([0-9]*\) (pid \([0-9]*\)) died of SIG.*/\1 \2/p' "$d/err")
 	if [ -z "${tid:-}" ]; then
-		fail "$name" "no 'thread T of pid P died of' line: $(grep -v '^\[' "$d/err" | head -3 | tr '\n' ' ')"
+		fail "$name" "no 'thread T (pid P) died of' line: $(grep -v '^\[' "$d/err" | head -3 | tr '\n' ' ')"
 		return
 	fi
 	# which thread crashed, by the truth: the main thread (tid = pid), or
@@ -68,8 +68,8 @@ flight() {
 		fail "$name" "the report names thread $tid, the crashing thread is $want"
 		return
 	fi
-	if ! grep -q "^thread $tid (pid $pid) died of SIG" "$d/err"; then
-		fail "$name" "no 'thread $tid (pid $pid) died of' line in the report"
+	if ! grep -q "^hwt record: the flight recorder's report (again: hwt script -i .* --tid $tid)" "$d/err"; then
+		fail "$name" "no 'hwt record: the flight recorder's report' line for thread $tid"
 		return
 	fi
 	# the report (from its first line on) and its branch lines
@@ -134,7 +134,7 @@ small() {
 		-o "$d/rec.data" -- "$T/crash_chain" >/dev/null 2>"$d/err")
 	local rc=$?
 	local tid
-	tid=$(sed -n 's/^hwt record: thread \([0-9]*\) of pid.*/\1/p' "$d/err")
+	tid=$(sed -n 's/^thread \([0-9]*\) (pid [0-9]*) died of SIG.*/\1/p' "$d/err")
 	awk -v t="$tid" '$1 == t && / => / {
 		n = 0
 		for (i = 2; i <= NF; i++) if ($i ~ /^0x/) a[++n] = $i
