@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli.h"
 #include "flight.h"
 #include "script_perf.h"
 #include "srcline.h"
@@ -65,12 +66,15 @@ int flight_run(const char *path, const char *cmd, unsigned last_n, long tid, int
 		if (tid == FLIGHT_FATAL)
 			tid = fatal ? fatal->tid : FLIGHT_ALL;
 		if (!flight_report(c.f, o, tid, fatal)) {
-			char line[128];
-			if (tid >= 0)
-				snprintf(line, sizeof(line), "no trace of thread %ld\n", tid);
-			else
-				snprintf(line, sizeof(line), "no branches in the trace\n");
-			hwt_out_str(o, line);
+			if (tid >= 0) {
+				cli_err(cmd,
+					"'%s' has no branches of thread %ld (hwt info lists "
+					"its threads)",
+					path, tid);
+				rc = 2;
+			} else {
+				hwt_out_str(o, "no branches in the trace\n");
+			}
 		}
 	}
 	flight_free(c.f);
