@@ -49,7 +49,9 @@ static const char usage_text[] =
     "                  cyc_thresh=N,psb_period=N,noretcomp,branch=0/u\n"
     "  --emulate       use the emulated Intel PT unit (QEMU) even if hardware exists\n"
     "  --no-emulate    hardware only: fail if the trace unit is not present\n"
-    "  -o FILE         output (default hwt.data; an existing one becomes FILE.old)\n"
+    "  -o FILE         output (default hwt.data; an existing one becomes FILE.old);\n"
+    "                  '-': standard output (perf's pipe mode on a pipe; the program's\n"
+    "                  own standard output then goes to standard error)\n"
     "  -m SIZE         AUX buffer per stream: bytes with K/M/G suffix, or pages;\n"
     "                  DATA,AUX sets both rings\n"
     "  -S[SIZE]        snapshot mode: keep the newest SIZE bytes, written on SIGUSR2\n"
@@ -315,6 +317,11 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		cli_err("record", "--last goes with --flight-recorder");
 		return 2;
 	}
+	if (o->flight && !strcmp(o->output, "-")) {
+		cli_err("record", "--flight-recorder reads its file back for the report: give -o "
+				  "FILE, not -o -");
+		return 2;
+	}
 	if (o->flight) { /* per-thread rings of the flight recorder's size */
 		if (!o->snapshot_bytes)
 			o->snapshot_bytes = 256 << 10;
@@ -349,6 +356,8 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 			return 2;
 		}
 	}
+	if (!strcmp(o->output, "-"))
+		return 0; /* standard output */
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", o->output);
 	const char *d = dirname(dir);

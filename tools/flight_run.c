@@ -1,12 +1,13 @@
 /* tools/flight_run.c - the flight recorder's report on a recording: the
- * decoding engine of "hwt script" (sp_run) feeds flight.c's consumer;
- * symbols and source lines as "hwt script --srcline" finds them.  The only
- * file that ties flight.c to the engine. */
+ * library's recording decoder (hwt/decode.h, run as "hwt script" runs it:
+ * sp_run) feeds flight.c; symbols and source lines as "hwt script
+ * --srcline" finds them.  The only file that ties flight.c to a decoder. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "flight.h"
+#include "hwt/decode.h"
 #include "script_perf.h"
 #include "srcline.h"
 
@@ -24,7 +25,7 @@ static void fr_locate(void *arg, const void *img, uint64_t ip, struct hwt_out_lo
 	l->src = c->sl ? sl_srcline(c->sl, img, ip) : NULL;
 }
 
-static void fr_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+static void fr_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 		      const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	(void)have_time, (void)time_ns;
@@ -32,7 +33,7 @@ static void fr_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to
 	flight_branch(c->f, t->pid, t->tid, from, to, kind, img);
 }
 
-static void fr_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err)
+static void fr_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	struct fr_ctx *c = arg;
 	if (t)
@@ -52,9 +53,9 @@ int flight_run(const char *path, const char *cmd, unsigned last_n, long tid, int
 		sl_cache_free(c.sl);
 		return 2;
 	}
-	struct sp_consumer cons = {
+	struct hwt_decode_consumer cons = {
+	    .size = sizeof(cons),
 	    .arg = &c,
-	    .no_raw = 1,
 	    .branch = fr_branch,
 	    .gap = fr_gap,
 	};
