@@ -21,10 +21,11 @@
 #include "btsgen.h"
 #include "ptgen.h"
 #include "hwt/ring.h"
+#include "unit/emu_abi.h"
 
 #define EMU_MAX_VCPUS 4096
-#define EMU_BUF_SIZE (256 * 1024)
-#define EMU_TRUTH_BUF (64 * 1024)
+#define EMU_BUF_SIZE HWT_EMU_BOX_PKT
+#define EMU_TRUTH_BUF HWT_EMU_BOX_TRUTH
 #define EMU_MAX_FILTERS 4
 
 struct emu_filter {
@@ -81,6 +82,9 @@ struct emu_thr {
 	char *tbuf;
 	size_t tlen;
 	uint8_t *buf;
+	/* the box of the stream file (unit/emu_abi.h): buf and tbuf live in
+	 * it when there is one (else they are malloc()ed) */
+	struct hwt_emu_box *box;
 };
 
 /* One translated block; immutable, never freed (threads keep pointers). */
@@ -107,7 +111,22 @@ static inline uint64_t emu_now(const struct emu_thr *t)
 	return t->tbase + t->icount;
 }
 
+/* Publish the generator's pending state in the box (after every callback
+ * that changed it: a fatal signal may end the thread at any guest
+ * instruction). */
+static inline void emu_box_sync(struct emu_thr *t)
+{
+	struct hwt_emu_box *b = t->box;
+	if (b) {
+		b->pkt_len = t->g.len;
+		b->tnt = t->g.tnt;
+		b->ntnt = t->g.ntnt;
+	}
+}
+
 /* stream.c */
+/* free a thread's state (not its stream mapping) */
+void emu_thr_free(struct emu_thr *t);
 struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked);
 /* FORK (if fork_rec) and ITRACE_START records of a new stream */
 void emu_thr_start_records(struct emu_thr *t, int fork_rec);

@@ -329,6 +329,7 @@ done:
 		ptg_psb(g, to);
 	if (__builtin_expect(g->len >= emu.flush_at, 0))
 		emu_thr_flush(t, 0);
+	emu_box_sync(t);
 }
 
 static uint8_t classify(const struct hwt_x86_insn *in)
@@ -394,9 +395,7 @@ static void child_after_fork(struct emu_thr *parent)
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *o = thr_by_vcpu[i];
 		if (o && o != parent) {
-			free(o->buf);
-			free(o->tbuf);
-			free(o);
+			emu_thr_free(o);
 			thr_by_vcpu[i] = NULL;
 		}
 	}
@@ -408,9 +407,7 @@ static void child_after_fork(struct emu_thr *parent)
 		munmap(parent->map, parent->map_len);
 	if (parent->raw_fd >= 0)
 		close(parent->raw_fd);
-	free(parent->buf);
-	free(parent->tbuf);
-	free(parent);
+	emu_thr_free(parent);
 	thr_by_vcpu[vcpu] = NULL;
 	emu.pid = getpid();
 	struct emu_thr *t = emu_thr_new((int)vcpu, ppid, ptid, 1);
@@ -425,6 +422,7 @@ static void child_after_fork(struct emu_thr *parent)
 		ptg_begin(&t->g);
 	t->prev = prev;
 	thr_by_vcpu[vcpu] = t;
+	emu_box_sync(t);
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1, uint64_t a2,
@@ -476,6 +474,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 			emu_thr_flush(t, 1);
 		break;
 	}
+	if (num != SYS_exit)
+		emu_box_sync(t);
 }
 
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret)
@@ -525,6 +525,9 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 	default:
 		break;
 	}
+	t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL; /* a fork replaced it */
+	if (t)
+		emu_box_sync(t);
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p)

@@ -101,6 +101,12 @@ enum hwt_perf_feature {
 	HWT_FEAT_STAT = 19,
 	HWT_FEAT_CACHE = 20,
 	HWT_FEAT_SAMPLE_TIME = 21,
+	/* hwt's own features (perf reads only the bits it knows, all below
+	 * 64; bits from HWT_FEAT_HWT_FIRST on are hwt's):
+	 * HWT_FATAL: the fatal signals that ended recorded threads, text
+	 * lines "fatal pid=P tid=T signal=S\n" (hwt record) */
+	HWT_FEAT_HWT_FIRST = 192,
+	HWT_FEAT_HWT_FATAL = 192,
 	HWT_FEAT_BITS = 256,
 };
 

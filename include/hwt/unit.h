@@ -183,6 +183,11 @@ void hwt_session_set_unit_priv(struct hwt_session *s, void *priv);
  * it report it here).  hwt_session_exit_status: -1 if not known yet. */
 void hwt_session_set_exit_status(struct hwt_session *s, int wstatus);
 int hwt_session_exit_status(const struct hwt_session *s);
+/* The thread whose fatal signal ended a traced process (backends that
+ * know it say so: the emulated unit learns it from QEMU).  Returns 1 and
+ * fills pid, tid, sig when known, else 0. */
+void hwt_session_set_fatal(struct hwt_session *s, pid_t pid, pid_t tid, int sig);
+int hwt_session_fatal(const struct hwt_session *s, pid_t *pid, pid_t *tid, int *sig);
 /* A one-line notice for the user (e.g. the fallback to the emulated
  * unit), "" if none. */
 const char *hwt_session_notice(const struct hwt_session *s);

@@ -49,9 +49,11 @@ struct hwt_session {
 	size_t nr, cap;
 	void *unit_priv;
 	int configured;
-	pid_t child;	 /* forked by start_cmd, or launched (emulated) */
-	int child_owned; /* this session reaps it */
-	int exit_status; /* wait status, -1 unknown */
+	pid_t child;		    /* forked by start_cmd, or launched (emulated) */
+	int child_owned;	    /* this session reaps it */
+	int exit_status;	    /* wait status, -1 unknown */
+	pid_t fatal_pid, fatal_tid; /* hwt_session_set_fatal (fatal_sig 0: none) */
+	int fatal_sig;
 	pid_t attach_pid;
 	int done;
 	char kfilter[1024]; /* kernel address filter string, "" if none */
@@ -122,6 +124,23 @@ void hwt_session_set_exit_status(struct hwt_session *s, int wstatus)
 int hwt_session_exit_status(const struct hwt_session *s)
 {
 	return s->exit_status;
+}
+
+void hwt_session_set_fatal(struct hwt_session *s, pid_t pid, pid_t tid, int sig)
+{
+	s->fatal_pid = pid;
+	s->fatal_tid = tid;
+	s->fatal_sig = sig;
+}
+
+int hwt_session_fatal(const struct hwt_session *s, pid_t *pid, pid_t *tid, int *sig)
+{
+	if (!s->fatal_sig)
+		return 0;
+	*pid = s->fatal_pid;
+	*tid = s->fatal_tid;
+	*sig = s->fatal_sig;
+	return 1;
 }
 
 struct hwt_stream *hwt_session_add_stream(struct hwt_session *s)
