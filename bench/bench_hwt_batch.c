@@ -9,6 +9,9 @@
  *                                       branches prints libipt's:
  *                                       "tid<TAB>from<TAB>to", asynchronous
  *                                       ones with "<TAB>async"
+ *   bench_hwt_batch load FILE.data      only load (the baseline for counting
+ *                                       the decode's instructions with
+ *                                       valgrind --tool=callgrind)
  * Options (before the mode): --no-path-cache, --time (ask for the time
  * of each entry).
  *
@@ -56,9 +59,11 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (argc - a != 2 || (strcmp(argv[a], "time") && strcmp(argv[a], "branches"))) {
-		fprintf(stderr, "usage: bench_hwt_batch [--no-path-cache] [--time] time|branches "
-				"FILE.data\n");
+	if (argc - a != 2 ||
+	    (strcmp(argv[a], "time") && strcmp(argv[a], "branches") && strcmp(argv[a], "load"))) {
+		fprintf(stderr,
+			"usage: bench_hwt_batch [--no-path-cache] [--time] time|branches|load "
+			"FILE.data\n");
 		return 2;
 	}
 	int print = !strcmp(argv[a], "branches");
@@ -96,7 +101,7 @@ int main(int argc, char **argv)
 	uint64_t bytes = 0, branches = 0, insns = 0;
 	int ret = 0;
 	double t0 = now();
-	for (size_t i = 0; i < br.nq; i++) {
+	for (size_t i = 0; i < br.nq && strcmp(argv[a], "load"); i++) {
 		cfg.buf.begin = br.qs[i].d;
 		cfg.buf.end = br.qs[i].d + br.qs[i].n;
 		bytes += br.qs[i].n;

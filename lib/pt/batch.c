@@ -137,11 +137,18 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.type = HWT_PTE_BRANCH;
 	stamp(d, b, &tmpl); /* no timing packet is read on the way */
-	while (n < cap && flow_fast_ok(f)) {
+	/* flow_fast_ok holds on: nothing here reads a packet but TNTs (no
+	 * event, error or end comes), except that the bits may run out at
+	 * the end of the trace */
+	while (n < cap && (q->tnt_n || !q->eos)) {
 		int mode = f->mode ? f->mode : 64;
 		uint64_t ip = f->ip;
 		tmpl.mode = (uint8_t)mode;
-		if (paths && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
+		const struct run *r = cache_run(c, ip, mode);
+		if (!r)
+			break;
+		/* (a path starts with a run that ends in a conditional branch) */
+		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
 			const struct path *p = path_at(c, ip, mode, q);
 			if (p && n + p->nbr <= cap) {
 				const struct path_br *br = c->pbr + p->br;
@@ -163,10 +170,11 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 				steps++;
 				continue;
 			}
+			/* (building a path may have replaced the run: look again) */
+			r = cache_run(c, ip, mode);
+			if (!r)
+				break;
 		}
-		const struct run *r = cache_run(c, ip, mode);
-		if (!r)
-			break;
 		uint64_t last = r->ip + r->last;
 		if (!flow_quick_proceed(f, r, last))
 			break;
@@ -252,6 +260,7 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 			break;
 		}
 		if (f->img && flow_fast_ok(f) && fast(d, b)) {
+			/* (cache_bind above: the image cannot change in a call) */
 			st = 0;
 			continue;
 		}

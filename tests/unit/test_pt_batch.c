@@ -733,6 +733,24 @@ static void recording(const char *path, struct vec *ref, struct vec *got,
 			break;
 		for (size_t k = 0; k < ref->n; k++)
 			branches += ref->e[k].type == HWT_PTE_BRANCH;
+		/* corrupted: bytes flipped, a run zeroed (errors at the same
+		 * offsets, the same resumption) */
+		size_t n = br.qs[i].n;
+		uint8_t *cp = malloc(n ? n : 1);
+		for (int k = 0; k < 4 && cp && n > 64 && !t_case_failed; k++) {
+			memcpy(cp, br.qs[i].d, n);
+			size_t at = n * (size_t)(k % 3 + 1) / 4;
+			if (k < 3)
+				for (size_t j = at; j < n; j += n / 7 + 1)
+					cp[j] ^= (uint8_t)(0x21 << k);
+			else
+				memset(cp + at, 0, 16);
+			cfg.buf.begin = cp;
+			cfg.buf.end = cp + n;
+			snprintf(what, sizeof(what), "queue %zu, corrupted %d", i, k);
+			check_all(what, &cfg, img, shared, ref, got);
+		}
+		free(cp);
 	}
 	CHECKF(t_case_failed || branches > 1000, "only %zu branches", branches);
 	bench_rec_free(&br);
