@@ -123,8 +123,9 @@ static inline const struct path *path_at(struct hwt_pt_cache *c, uint64_t ip, in
 }
 
 /* The fast path (see above) while flow_fast_ok holds and there is room.
- * Returns the number of steps taken (0: the block decoder must go on). */
-static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
+ * Returns the number of steps taken (0: the block decoder must go on);
+ * *st is the status then (as hwt_pt_block_next would return it). */
+static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *st)
 {
 	struct flow *f = &d->f;
 	struct hwt_pt_cache *c = f->cache;
@@ -176,10 +177,38 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 				break;
 		}
 		uint64_t last = r->ip + r->last;
-		if (!flow_quick_proceed(f, r, last))
-			break;
 		f->err_deferred = 0;
 		steps++;
+		if (!flow_quick_proceed(f, r, last)) {
+			/* the query decoder answers (as the block decoder's
+			 * run_step does): packets are read, time may move */
+			struct hwt_x86_insn xi;
+			run_last(c, r, &xi);
+			int err = flow_proceed(f, &xi);
+			if (err < 0) {
+				acc += r->n - 1; /* the last one failed */
+				*st = err;
+				break;
+			}
+			acc += r->n;
+			*st = flow_status(f);
+			stamp(d, b, &tmpl);
+			if (r->iclass != HWT_INSN_OTHER && f->enabled && f->have_ip &&
+			    reported(r->iclass, f->ip, last + r->size)) {
+				struct hwt_pt_entry *e = &out[n++];
+				*e = tmpl;
+				e->iclass = r->iclass;
+				e->from = last;
+				e->to = f->ip;
+				e->ninsn = acc;
+				acc = 0;
+			}
+			if (*st)
+				break; /* events, the end: back to the main loop */
+			if (!flow_fast_ok(f))
+				break;
+			continue;
+		}
 		acc += r->n;
 		if (r->iclass != HWT_INSN_OTHER && reported(r->iclass, f->ip, last + r->size)) {
 			struct hwt_pt_entry *e = &out[n++];
@@ -259,10 +288,13 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 			put_end(d, b);
 			break;
 		}
-		if (f->img && flow_fast_ok(f) && fast(d, b)) {
+		if (f->img && flow_fast_ok(f)) {
 			/* (cache_bind above: the image cannot change in a call) */
-			st = 0;
-			continue;
+			int fst = 0;
+			if (fast(d, b, &fst)) {
+				st = fst;
+				continue;
+			}
 		}
 		struct hwt_pt_block blk;
 		st = hwt_pt_block_next(d, &blk);
