@@ -161,6 +161,12 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 					e->to = br[i].to;
 					e->ninsn = br[i].ninsn + acc;
 					acc = 0;
+					if (br[i].rs == PATH_POP) {
+						uint64_t to;
+						retstack_pop(&f->rs, &to); /* (to == br[i].to) */
+					} else if (br[i].rs) {
+						retstack_push(&f->rs, br[i].from + br[i].rs);
+					}
 				}
 				acc += p->tail;
 				f->ip = p->end;

@@ -64,7 +64,10 @@ struct path_br {
 	uint64_t from, to;
 	uint32_t ninsn; /* instructions since the previous branch, its own included */
 	uint8_t iclass;
+	uint8_t rs; /* return stack: 0 nothing, PATH_POP a pop, else push from + rs */
 };
+#define PATH_POP 0xff
+#define PATH_MAXDEPTH 32 /* calls of a path not returned from (< RETSTACK_SIZE) */
 #define PATH_SLOTS 16384
 #define PATH_POOL (1u << 18)
 #define PATH_MAXBR 64	  /* branches in one path */

@@ -10,15 +10,20 @@
  * branches of a TNT packet with one lookup.
  *
  * A path starts with a run that ends in a conditional branch, follows
- * runs that end in a conditional branch, a direct jump or no branch
- * (RUN_MAX), and ends right after the conditional branch that uses its
- * last bit: when the bits are used up, or before the first run it cannot
- * follow (a call, a return, an indirect or far branch, no code), or at
- * PATH_MAXBR branches / PATH_MAXSTEPS runs.  Ending after a conditional
- * branch keeps the flow engine's cycle check (flow_no_trace_cycle) exact
- * without calling it: every jump of a path is followed by a bit taken in
- * the path, so at the next jump after the path the check starts over
- * whether or not it saw the jumps inside.
+ * runs that end in a conditional branch, a direct jump or call, no branch
+ * (RUN_MAX), or a return from a call made in the path (compressed: it
+ * takes a bit, which must say taken), and ends right after the branch
+ * that uses its last bit: when the bits are used up, or before the first
+ * run it cannot follow (a return to before the path, an indirect or far
+ * branch, no code, calls PATH_MAXDEPTH deep), or at PATH_MAXBR branches /
+ * PATH_MAXSTEPS runs.  The return stack operations (push at a call,
+ * unless it calls the next instruction; pop at a return) go with the
+ * branches and are done again, in order, where the path is used (so the
+ * ring of RETSTACK_SIZE ends up as the flow engine leaves it).  Ending
+ * after a bit keeps the flow engine's cycle check (flow_no_trace_cycle)
+ * exact without calling it: every jump and call of a path follows a bit
+ * and is followed by a bit taken in the path, so at the next jump after
+ * the path the check starts over whether or not it saw those inside.
  *
  * Ownership and limits: the paths live in the decode cache and belong
  * to its image (hwt_pt_cache_clear drops them); fixed memory, allocated
@@ -53,10 +58,10 @@ static int build(struct hwt_pt_cache *c, struct path *p, uint64_t ip, int mode, 
 		 int n)
 {
 	struct path_br br[PATH_MAXBR];
-	uint64_t cur = ip;
+	uint64_t cur = ip, stack[PATH_MAXDEPTH];
 	uint32_t cnt = 0, nbr = 0;
-	int used = 0;
-	/* the state right after the last conditional branch */
+	int used = 0, depth = 0;
+	/* the state right after the last bit taken */
 	uint64_t s_cur = 0;
 	uint32_t s_cnt = 0, s_nbr = 0;
 	int s_used = 0;
@@ -75,22 +80,47 @@ static int build(struct hwt_pt_cache *c, struct path *p, uint64_t ip, int mode, 
 			if (!used)
 				break; /* a path starts with a conditional branch */
 			cnt += r->n;
-			br[nbr++] = (struct path_br){last, r->target, cnt, HWT_INSN_JMP};
+			br[nbr++] = (struct path_br){last, r->target, cnt, HWT_INSN_JMP, 0};
 			cnt = 0;
 			cur = r->target;
 			continue;
 		}
-		if (r->iclass != HWT_INSN_JCC)
-			break;
-		cnt += r->n;
-		int taken = (int)((bits >> (n - 1 - used)) & 1);
-		used++;
-		uint64_t to = taken ? r->target : next;
-		if (to != next) { /* a taken branch to the next insn is no branch */
-			br[nbr++] = (struct path_br){last, to, cnt, HWT_INSN_JCC};
+		if (r->iclass == HWT_INSN_CALL) {
+			if (!used || depth == PATH_MAXDEPTH)
+				break;
+			cnt += r->n;
+			uint8_t rs = 0;
+			if (r->target != next) {
+				rs = r->size;
+				stack[depth++] = next;
+			}
+			br[nbr++] = (struct path_br){last, r->target, cnt, HWT_INSN_CALL, rs};
 			cnt = 0;
+			cur = r->target;
+			continue;
 		}
-		cur = to;
+		int taken = (int)((bits >> (n - 1 - used)) & 1);
+		if (r->iclass == HWT_INSN_RET) {
+			/* a compressed return to a call of the path */
+			if (!depth || !taken)
+				break;
+			cnt += r->n;
+			used++;
+			cur = stack[--depth];
+			br[nbr++] = (struct path_br){last, cur, cnt, HWT_INSN_RET, PATH_POP};
+			cnt = 0;
+		} else {
+			if (r->iclass != HWT_INSN_JCC)
+				break;
+			cnt += r->n;
+			used++;
+			uint64_t to = taken ? r->target : next;
+			if (to != next) { /* a taken branch to the next insn is no branch */
+				br[nbr++] = (struct path_br){last, to, cnt, HWT_INSN_JCC, 0};
+				cnt = 0;
+			}
+			cur = to;
+		}
 		s_cur = cur;
 		s_cnt = cnt;
 		s_nbr = nbr;
