@@ -16,7 +16,8 @@
  * Speed: decoded code is cached (struct hwt_pt_cache below) and, while
  * no event is pending, straight-line code is crossed one cached run at
  * a time; share one cache across decoders that decode one trace piece
- * after the other.
+ * after the other.  hwt_pt_block_batch (below) delivers taken branches
+ * by the array, most of them with one path-cache lookup per TNT packet.
  *
  * Every decoder has the verbs sync_forward, next, event, offset,
  * sync_offset and time.  next() and event() return a status: a negative
