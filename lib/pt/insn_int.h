@@ -17,8 +17,22 @@ struct retstack {
 };
 
 void retstack_clear(struct retstack *rs);
-void retstack_push(struct retstack *rs, uint64_t ip);
-int retstack_pop(struct retstack *rs, uint64_t *ip);
+static inline void retstack_push(struct retstack *rs, uint64_t ip)
+{
+	rs->ip[rs->top] = ip;
+	rs->top = (uint8_t)((rs->top + 1) % RETSTACK_SIZE);
+	if (rs->n < RETSTACK_SIZE)
+		rs->n++;
+}
+static inline int retstack_pop(struct retstack *rs, uint64_t *ip)
+{
+	if (!rs->n)
+		return HWT_ERR_RETSTACK_EMPTY;
+	rs->top = (uint8_t)((rs->top + RETSTACK_SIZE - 1) % RETSTACK_SIZE);
+	rs->n--;
+	*ip = rs->ip[rs->top];
+	return 0;
+}
 
 /* One decoded instruction cached by (ip, image piece id, mode). */
 struct icache_entry {
