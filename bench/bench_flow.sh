@@ -9,8 +9,10 @@
 # plugin's raw stream packed by script_mkdata, a file perf script decodes)
 # for perf script.
 # Then times, in CPU seconds (user+sys; steady on a busy machine):
-#   hwt     hwt's block decoder over the AUXTRACE data and mapped files
-#           (bench/bench_hwt_flow.c, decode loop only)
+#   hwt     hwt's batch decoder (taken branches, path cache on) over the
+#           AUXTRACE data and mapped files (bench/bench_hwt_batch.c, decode
+#           loop only); the block decoder's time (bench/bench_hwt_flow.c)
+#           is given in the parenthesis
 #   libipt  pt_blk_* over the same data and files, the same loop
 #           (bench/bench_flow.c, decode loop only)
 #   script  hwt script --branches --format tsv > /dev/null (whole command:
@@ -71,9 +73,12 @@ cpu() { # CMD...: CPU seconds of CMD (stdout discarded)
 }
 
 HF=$B/bench/bench_hwt_flow
+HB=$B/bench/bench_hwt_batch
 [ -x "$HF" ] || { echo "flow-decode: SKIP ($HF missing)"; exit 0; }
+[ -x "$HB" ] || { echo "flow-decode: SKIP ($HB missing)"; exit 0; }
 read -r _ bytes libipt_s _ libipt_insns <<<"$("$BF" time "$C/flow.data")"
-read -r _ _ hwt_s _ hwt_insns <<<"$("$HF" "$C/flow.data")"
+read -r _ _ blk_s _ blk_insns <<<"$("$HF" "$C/flow.data")"
+read -r _ _ hwt_s _ hwt_insns <<<"$("$HB" time "$C/flow.data")"
 read -r _ sbytes _ <<<"$("$BF" time "$C/flow-small.data")"
 script_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv)
 perf_s=SKIP
@@ -83,11 +88,12 @@ if command -v perf >/dev/null &&
 fi
 same=ok
 [ "$hwt_insns" = "$libipt_insns" ] || same="FAIL: instructions hwt $hwt_insns, libipt $libipt_insns"
-awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v p="$perf_s" -v w="$script_s" \
+[ "$blk_insns" = "$libipt_insns" ] || same="FAIL: instructions hwt block decoder $blk_insns, libipt $libipt_insns"
+awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v k="$blk_s" -v p="$perf_s" -v w="$script_s" \
 	-v same="$same" -v how="$(cat "$C/flow.how")" 'BEGIN {
 	mb = b / 1e6; smb = sb / 1e6
 	hx = mb / (h > 0 ? h : 1e-9); ly = mb / (l > 0 ? l : 1e-9); wx = mb / (w > 0 ? w : 1e-9)
 	if (p == "SKIP") { pz = 0 } else { pz = smb / (p > 0 ? p : 1e-9) }
 	printf "flow-decode: hwt %.1f MB/s, libipt-blk %.1f MB/s, perf-script %s MB/s, ratio-vs-libipt %.2f, ratio-vs-perf %s", hx, ly, (pz ? sprintf("%.2f", pz) : "n/a"), hx / ly, (pz ? sprintf("%.1f", hx / pz) : "n/a")
-	printf " (hwt script --branches --format tsv: %.1f MB/s, %s x perf script; %.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time; instructions %s)\n", wx, (pz ? sprintf("%.1f", wx / pz) : "n/a"), mb, how, smb, same
+	printf " (hwt block decoder %.1f MB/s; hwt script --branches --format tsv: %.1f MB/s, %s x perf script; %.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time; instructions %s)\n", mb / (k > 0 ? k : 1e-9), wx, (pz ? sprintf("%.1f", wx / pz) : "n/a"), mb, how, smb, same
 }'

@@ -16,7 +16,8 @@
  * Speed: decoded code is cached (struct hwt_pt_cache below) and, while
  * no event is pending, straight-line code is crossed one cached run at
  * a time; share one cache across decoders that decode one trace piece
- * after the other.
+ * after the other.  hwt_pt_block_batch (below) delivers taken branches
+ * by the array, most of them with one path-cache lookup per TNT packet.
  *
  * Every decoder has the verbs sync_forward, next, event, offset,
  * sync_offset and time.  next() and event() return a status: a negative
@@ -248,9 +249,13 @@ void hwt_pt_cache_clear(struct hwt_pt_cache *c);
 struct hwt_pt_flow_options {
 	size_t size; /* sizeof(struct hwt_pt_flow_options) */
 	struct hwt_pt_query_options query;
-	uint8_t end_on_call; /* block decoder: end a block after a call */
-	uint8_t end_on_jump; /* block decoder: end a block after a jump */
+	uint8_t end_on_call;	    /* block decoder: end a block after a call */
+	uint8_t end_on_jump;	    /* block decoder: end a block after a jump */
 	struct hwt_pt_cache *cache; /* shared decode cache, or NULL: own one */
+	/* batch decoder (hwt_pt_block_batch): do not use the path cache
+	 * (cached branch sequences per block and TNT packet); the result is
+	 * the same, only slower (for tests) */
+	uint8_t no_path_cache;
 };
 
 struct hwt_pt_insn_decoder *hwt_pt_insn_alloc(const struct hwt_pt_config *cfg,
@@ -305,6 +310,69 @@ int hwt_pt_block_time(const struct hwt_pt_block_decoder *d, uint64_t *tsc, uint3
 		      uint32_t *lost_cyc);
 int hwt_pt_block_resync(struct hwt_pt_block_decoder *d);
 uint64_t hwt_pt_block_ip(const struct hwt_pt_block_decoder *d);
+
+/* ---- batch decoding: taken branches, events and errors in one stream ----
+ * hwt_pt_block_batch() fills a caller's array with what the block
+ * decoder's loop (sync_forward, event until no EVENT_PENDING, next, ...)
+ * yields, reduced to taken branches, in order:
+ *  - HWT_PTE_BRANCH: a taken branch from -> to; iclass is the branch
+ *    instruction's class (enum hwt_insn_class; a conditional branch or a
+ *    far transfer that lands on the next instruction is not taken and
+ *    not reported; every other branch is).  Asynchronous branches are
+ *    events (HWT_EV_ASYNC_BRANCH).
+ *  - HWT_PTE_EVENT: the event events[index] (from hwt_pt_block_event).
+ *  - HWT_PTE_ERROR: a decode error err at trace offset `offset`, flow at
+ *    ip `from` (0 if unknown); the batch then syncs forward to the next
+ *    PSB by itself (a sync that fails is an error entry too).
+ *  - HWT_PTE_END: the trace is used up (HWT_PTS_EOS, or no PSB left); the
+ *    last entry: later calls return 0 entries.
+ * ninsn counts the instructions executed since the previous entry, up to
+ * and including a branch's own instruction (for an error: those before
+ * the one that failed; instructions past the end of the trace are not
+ * counted).  With want_time, has_time/tsc give the decoder's time
+ * (hwt_pt_block_time) when the entry was made.
+ *
+ * The decoder syncs forward by itself at the first call; the verbs above
+ * may be mixed with batches (a batch goes on from where they left off,
+ * and they from where a batch ended), except that a batch needs the
+ * events of a status to be taken by the batch or by hwt_pt_block_event
+ * before it.  While a batch runs, direct calls and jumps end blocks
+ * (end_on_call/end_on_jump).  Cost: on cached code without events, one
+ * lookup of the path cache per TNT packet delivers all its branches. */
+enum hwt_pt_entry_type {
+	HWT_PTE_BRANCH = 0,
+	HWT_PTE_EVENT,
+	HWT_PTE_ERROR,
+	HWT_PTE_END,
+};
+
+struct hwt_pt_entry {
+	uint8_t type;	  /* enum hwt_pt_entry_type */
+	uint8_t iclass;	  /* BRANCH: enum hwt_insn_class of the branch */
+	uint8_t has_time; /* tsc is valid (want_time) */
+	uint8_t mode;	  /* BRANCH: execution mode (16, 32, 64) */
+	int32_t err;	  /* ERROR: enum hwt_error */
+	uint32_t ninsn;	  /* instructions since the previous entry */
+	uint32_t index;	  /* EVENT: index in hwt_pt_batch.events */
+	uint64_t from;	  /* BRANCH: branch ip; ERROR: flow ip (0: unknown) */
+	uint64_t to;	  /* BRANCH: target; ERROR: trace offset */
+	uint64_t tsc;
+};
+
+struct hwt_pt_batch {
+	size_t size;		      /* sizeof(struct hwt_pt_batch) */
+	struct hwt_pt_entry *entries; /* in: room for cap entries (cap >= 2) */
+	size_t cap;
+	struct hwt_pt_event *events; /* in: room for ev_cap events (>= 1) */
+	size_t ev_cap;
+	uint8_t want_time; /* fill has_time/tsc */
+	size_t n, nev;	   /* out: entries and events filled */
+};
+
+/* Fill b->entries (and b->events) from the decoder's current position.
+ * Returns 1 when more may follow, 0 after the HWT_PTE_END entry, or a
+ * negative error for bad arguments (nothing filled). */
+int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b);
 
 #ifdef __cplusplus
 }

@@ -20,16 +20,6 @@
 
 #include "insn_int.h"
 
-struct hwt_pt_block_decoder {
-	struct flow f;
-	uint64_t ips[HWT_PT_BLOCK_MAX_INSN];
-	uint8_t sizes[HWT_PT_BLOCK_MAX_INSN];
-	/* the last block came from the one-run fast lane, and nothing was
-	 * called since that could have changed the state: flow_fast_ok still
-	 * holds (the lane pushes no event, sets no error, ends no trace) */
-	int quiet;
-};
-
 struct hwt_pt_block_decoder *hwt_pt_block_alloc(const struct hwt_pt_config *cfg,
 						const struct hwt_image *img,
 						const struct hwt_pt_flow_options *opt)
@@ -46,7 +36,12 @@ void hwt_pt_block_free(struct hwt_pt_block_decoder *d)
 int hwt_pt_block_sync_forward(struct hwt_pt_block_decoder *d)
 {
 	d->quiet = 0;
-	return flow_sync_forward(&d->f);
+	d->bst = flow_sync_forward(&d->f);
+	d->have_bst = 1;
+	d->bt.pend = 0;
+	if (d->bst >= 0)
+		d->bt.ended = 0;
+	return d->bst;
 }
 
 /* Does an instruction of this class end a block? */
@@ -194,6 +189,7 @@ static __attribute__((noinline)) int block_next(struct hwt_pt_block_decoder *d,
 
 	memset(b, 0, sizeof(*b));
 	b->ip = f->ip;
+	d->have_bst = 0; /* (the quiet lane needs a call of this first) */
 	cache_bind(c, f->img);
 	/* The common case in one go: a block that is one cached run ending
 	 * in a conditional branch whose TNT bit is at hand. */
@@ -241,13 +237,17 @@ int hwt_pt_block_next(struct hwt_pt_block_decoder *d, struct hwt_pt_block *b)
 int hwt_pt_block_event(struct hwt_pt_block_decoder *d, struct hwt_pt_event *ev)
 {
 	d->quiet = 0;
-	return flow_event(&d->f, ev);
+	d->bst = flow_event(&d->f, ev);
+	d->have_bst = 1;
+	return d->bst;
 }
 
 int hwt_pt_block_resync(struct hwt_pt_block_decoder *d)
 {
 	d->quiet = 0;
-	return flow_resync(&d->f);
+	d->bst = flow_resync(&d->f);
+	d->have_bst = 1;
+	return d->bst;
 }
 
 int hwt_pt_block_offset(const struct hwt_pt_block_decoder *d, uint64_t *offset)

@@ -57,6 +57,8 @@ void hwt_pt_cache_free(struct hwt_pt_cache *c)
 	free(c->runs);
 	free(c->ips);
 	free(c->sizes);
+	free(c->paths);
+	free(c->pbr);
 	free(c);
 }
 
@@ -73,6 +75,7 @@ void hwt_pt_cache_clear(struct hwt_pt_cache *c)
 		return;
 	memset(c->icache, 0, ICACHE_SIZE * sizeof(*c->icache));
 	clear_runs(c);
+	path_clear(c);
 	c->img = NULL;
 	c->version = 0;
 }

@@ -17,8 +17,22 @@ struct retstack {
 };
 
 void retstack_clear(struct retstack *rs);
-void retstack_push(struct retstack *rs, uint64_t ip);
-int retstack_pop(struct retstack *rs, uint64_t *ip);
+static inline void retstack_push(struct retstack *rs, uint64_t ip)
+{
+	rs->ip[rs->top] = ip;
+	rs->top = (uint8_t)((rs->top + 1) % RETSTACK_SIZE);
+	if (rs->n < RETSTACK_SIZE)
+		rs->n++;
+}
+static inline int retstack_pop(struct retstack *rs, uint64_t *ip)
+{
+	if (!rs->n)
+		return HWT_ERR_RETSTACK_EMPTY;
+	rs->top = (uint8_t)((rs->top + RETSTACK_SIZE - 1) % RETSTACK_SIZE);
+	rs->n--;
+	*ip = rs->ip[rs->top];
+	return 0;
+}
 
 /* One decoded instruction cached by (ip, image piece id, mode). */
 struct icache_entry {
@@ -46,6 +60,33 @@ struct run {
 #define RUN_SLOTS 16384
 #define RUN_POOL (1u << 20) /* default pool size */
 
+/* A path (path.c): from ip, in mode, what the TNT bits `bits` (the low
+ * n, oldest first from bit n-1) select when every run on the way ends in
+ * a conditional branch, a direct jump or nothing (RUN_MAX): the taken
+ * branches in the branch pool, and where the path leaves off (right
+ * after the conditional branch that took the last bit it uses). */
+struct path {
+	uint64_t ip;
+	uint64_t bits;
+	uint64_t end;  /* ip after the path */
+	uint32_t br;   /* first branch in cache->pbr */
+	uint32_t tail; /* instructions after the last branch */
+	uint32_t epoch;
+	uint8_t n, mode, used, nbr; /* key bits; mode; bits used; branches */
+};
+struct path_br {
+	uint64_t from, to;
+	uint32_t ninsn; /* instructions since the previous branch, its own included */
+	uint8_t iclass;
+	uint8_t rs; /* return stack: 0 nothing, PATH_POP a pop, else push from + rs */
+};
+#define PATH_POP 0xff
+#define PATH_MAXDEPTH 32 /* calls of a path not returned from (< RETSTACK_SIZE) */
+#define PATH_SLOTS 16384
+#define PATH_POOL (1u << 18)
+#define PATH_MAXBR 64	  /* branches in one path */
+#define PATH_MAXSTEPS 192 /* runs in one path */
+
 struct hwt_pt_cache {
 	const struct hwt_image *img; /* the image the entries belong to */
 	uint32_t version;	     /* its hwt_image_version() then */
@@ -56,6 +97,11 @@ struct hwt_pt_cache {
 	uint32_t pool_cap;
 	uint32_t used;	/* pool entries in use */
 	uint32_t epoch; /* bumped whenever runs are dropped */
+	/* paths (path.c), allocated with the first one */
+	struct path *paths;  /* PATH_SLOTS, direct-mapped */
+	struct path_br *pbr; /* PATH_POOL branches of paths */
+	uint32_t pbr_used;   /* pool entries in use */
+	uint32_t path_epoch; /* paths of another epoch are invalid (never 0) */
 };
 
 /* Make the cache belong to img (clearing it if it held another image or
@@ -240,5 +286,40 @@ static inline int flow_quick_proceed(struct flow *f, const struct run *r, uint64
 
 /* After an error: continue at the next ip the trace gives. */
 int flow_resync(struct flow *f);
+
+/* The block decoder (block.c); batch.c decodes with it. */
+struct hwt_pt_block_decoder {
+	struct flow f;
+	uint64_t ips[HWT_PT_BLOCK_MAX_INSN];
+	uint8_t sizes[HWT_PT_BLOCK_MAX_INSN];
+	/* the last block came from the one-run fast lane, and nothing was
+	 * called since that could have changed the state: flow_fast_ok still
+	 * holds (the lane pushes no event, sets no error, ends no trace) */
+	int quiet;
+	/* for batches (batch.c): the status of the last verb, whether there
+	 * is one, and the batch's own state */
+	int bst, have_bst;
+	struct {
+		uint32_t acc; /* instructions since the last entry */
+		int ended;    /* HWT_PTE_END delivered */
+		int pend;     /* a branch held back with an event bound to it */
+		uint64_t pend_from, pend_next;
+		uint8_t pend_class, pend_mode;
+		uint64_t err_off; /* the last error's offset, and how often */
+		int same_err;
+	} bt;
+};
+
+/* Paths (path.c).  The path at ip in mode for the n TNT bits `bits`
+ * (n >= 1), built on a miss; NULL if there is none (the first run does
+ * not end in a conditional branch, or no code). */
+static inline size_t path_slot(uint64_t ip, int mode, uint64_t bits, int n)
+{
+	uint64_t h = (ip ^ (bits << 20) ^ ((uint64_t)n << 12) ^ ((uint64_t)mode << 2)) *
+		     0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 40) & (PATH_SLOTS - 1);
+}
+const struct path *path_get(struct hwt_pt_cache *c, uint64_t ip, int mode, uint64_t bits, int n);
+void path_clear(struct hwt_pt_cache *c);
 
 #endif

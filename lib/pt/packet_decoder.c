@@ -37,16 +37,6 @@
 #include "hwt/pt_packet.h"
 #include "packet_int.h"
 
-struct hwt_pt_pkt_decoder {
-	const uint8_t *b1, *b2;
-	uint64_t n1, total; /* part 1 length, stream length */
-	uint64_t pos, sync;
-	int synced;
-	int ctx; /* enum hwt_pt_pkt_ctx */
-	uint8_t skd007, skz84;
-	uint8_t scratch[2 * HWT_PT_PKT_MAX_SIZE];
-};
-
 /* Fast path: packets whose size and fields follow from the first byte
  * and, at most, a check of the second (PAD, TNT-8, CYC of 1 or 2 bytes,
  * TIP/TIP.PGE/TIP.PGD/FUP with a valid IPBytes, TSC, MTC: nearly all of a
@@ -744,26 +734,4 @@ int hwt_pt_pkt_next_batch(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *
 			break; /* an errata fix-up consumed more than the packet */
 	}
 	return k;
-}
-
-int pkt_next_tnt8(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt, uint64_t *off)
-{
-	uint8_t b;
-	if (dec->ctx != HWT_PKT_CTX_NONE || !dec->synced)
-		return 0;
-	if (dec->pos < dec->n1)
-		b = dec->b1[dec->pos];
-	else if (dec->pos < dec->total)
-		b = dec->b2[dec->pos - dec->n1];
-	else
-		return 0;
-	if ((b & 1) || b <= 2)
-		return 0;
-	unsigned v = b >> 1u, n = 31u - (unsigned)__builtin_clz(v); /* v >= 2 */
-	pkt->type = HWT_PKT_TNT8;
-	pkt->size = 1;
-	pkt->u.tnt.bits = (uint8_t)n;
-	pkt->u.tnt.payload = v & ((1u << n) - 1u);
-	*off = dec->pos++;
-	return 1;
 }

@@ -7,10 +7,42 @@
 
 #include "hwt/pt_packet.h"
 
+/* The packet decoder (packet_decoder.c), here for the inline shortcut. */
+struct hwt_pt_pkt_decoder {
+	const uint8_t *b1, *b2;
+	uint64_t n1, total; /* part 1 length, stream length */
+	uint64_t pos, sync;
+	int synced;
+	int ctx; /* enum hwt_pt_pkt_ctx */
+	uint8_t skd007, skz84;
+	uint8_t scratch[2 * HWT_PT_PKT_MAX_SIZE];
+};
+
 /* If the next packet is a TNT-8 (one byte: bit 0 clear, not PAD or the
  * 0x02 extended-opcode byte) outside a block context, read it as
  * hwt_pt_pkt_next would: fill *pkt and *off (its offset) and return 1.
  * Otherwise return 0 and change nothing. */
-int pkt_next_tnt8(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt, uint64_t *off);
+static inline int pkt_next_tnt8(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt,
+				uint64_t *off)
+{
+	uint8_t b;
+	if (dec->ctx != HWT_PKT_CTX_NONE || !dec->synced)
+		return 0;
+	if (dec->pos < dec->n1)
+		b = dec->b1[dec->pos];
+	else if (dec->pos < dec->total)
+		b = dec->b2[dec->pos - dec->n1];
+	else
+		return 0;
+	if ((b & 1) || b <= 2)
+		return 0;
+	unsigned v = b >> 1u, n = 31u - (unsigned)__builtin_clz(v); /* v >= 2 */
+	pkt->type = HWT_PKT_TNT8;
+	pkt->size = 1;
+	pkt->u.tnt.bits = (uint8_t)n;
+	pkt->u.tnt.payload = v & ((1u << n) - 1u);
+	*off = dec->pos++;
+	return 1;
+}
 
 #endif

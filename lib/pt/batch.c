@@ -1,0 +1,326 @@
+/* lib/pt/batch.c - batch decoding: taken branches, events and errors in
+ * one array per call (hwt_pt_block_batch, hwt/pt_flow.h).
+ *
+ * A batch runs the block decoder's loop (block.c) inside the library and
+ * writes what a consumer of taken branches needs: each block that ends
+ * in a branch gives one entry when the branch went elsewhere than the
+ * next instruction, events and errors come in order between them, and
+ * each entry counts the instructions since the one before.  A branch
+ * that an event binds to (held back by the flow engine until the event
+ * is taken) follows that event.  After an error the batch syncs forward
+ * by itself.
+ *
+ * Fast path: while nothing is pending (flow_fast_ok), the batch crosses
+ * cached runs itself, as the block decoder's fast path does, without a
+ * call per block; and where the next TNT bits come from a packet that a
+ * quick bit may take (flow_quick_bit's conditions), one path-cache
+ * lookup (path.c) delivers every branch those bits select.  The time is
+ * the same along the fast path (no timing packet is read there).
+ *
+ * State between calls lives in the decoder (struct
+ * hwt_pt_block_decoder.bt): the instructions not yet reported, a branch
+ * held back, the end.  No allocation here.
+ */
+#include <string.h>
+
+#include "insn_int.h"
+
+static inline int reported(int iclass, uint64_t to, uint64_t next)
+{
+	/* a conditional branch or far transfer to the next instruction was
+	 * not taken / is no branch of the flow */
+	if (iclass == HWT_INSN_JCC || hwt_insn_is_far(iclass))
+		return to != next;
+	return 1;
+}
+
+static void stamp(struct hwt_pt_block_decoder *d, const struct hwt_pt_batch *b,
+		  struct hwt_pt_entry *e)
+{
+	e->has_time = 0;
+	e->tsc = 0;
+	if (b->want_time && qry_time(d->f.q, &e->tsc, NULL, NULL) >= 0)
+		e->has_time = 1;
+}
+
+static struct hwt_pt_entry *put(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int type)
+{
+	struct hwt_pt_entry *e = &b->entries[b->n++];
+	memset(e, 0, sizeof(*e));
+	e->type = (uint8_t)type;
+	e->ninsn = d->bt.acc;
+	d->bt.acc = 0;
+	stamp(d, b, e);
+	return e;
+}
+
+static void put_branch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, uint64_t from,
+		       uint64_t to, int iclass, int mode)
+{
+	struct hwt_pt_entry *e = put(d, b, HWT_PTE_BRANCH);
+	e->from = from;
+	e->to = to;
+	e->iclass = (uint8_t)iclass;
+	e->mode = (uint8_t)mode;
+}
+
+static void put_end(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
+{
+	put(d, b, HWT_PTE_END);
+	d->bt.ended = 1;
+	d->bt.pend = 0;
+}
+
+/* An error entry for st, then sync forward; the new status. */
+static int on_error(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int st)
+{
+	if (st == HWT_ERR_EOS) {
+		put_end(d, b);
+		return st;
+	}
+	uint64_t off = 0;
+	hwt_pt_query_offset(d->f.q, &off);
+	struct hwt_pt_entry *e = put(d, b, HWT_PTE_ERROR);
+	e->err = st;
+	e->from = hwt_pt_block_ip(d);
+	e->to = off;
+	d->bt.pend = 0;
+	if (off == d->bt.err_off && ++d->bt.same_err > 4) {
+		put_end(d, b); /* not moving: give up */
+		return HWT_ERR_EOS;
+	}
+	if (off != d->bt.err_off)
+		d->bt.same_err = 0;
+	d->bt.err_off = off;
+	return flow_sync_forward(&d->f);
+}
+
+/* Is the next TNT packet one that flow_quick_bit takes (reading it as it
+ * would)?  Then all the cached bits can go the quick way. */
+static inline int la_tnt(struct hwt_pt_query *q)
+{
+	if (q->la_valid)
+		return q->la.type == HWT_PKT_TNT8 || q->la.type == HWT_PKT_TNT64;
+	if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+		return 0;
+	q->la_valid = 1;
+	return 1;
+}
+
+/* The path for the cached TNT bits at ip, looked up in place. */
+static inline const struct path *path_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
+					 const struct hwt_pt_query *q)
+{
+	int n = q->tnt_n;
+	uint64_t bits = q->tnt_bits & (n >= 64 ? ~0ull : (1ull << n) - 1);
+	if (c->paths) {
+		const struct path *p = &c->paths[path_slot(ip, mode, bits, n)];
+		if (p->epoch == c->path_epoch && p->ip == ip && p->bits == bits && p->n == n &&
+		    p->mode == mode)
+			return p;
+	}
+	return path_get(c, ip, mode, bits, n);
+}
+
+/* The fast path (see above) while flow_fast_ok holds and there is room.
+ * Returns the number of steps taken (0: the block decoder must go on);
+ * *st is the status then (as hwt_pt_block_next would return it). */
+static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *st)
+{
+	struct flow *f = &d->f;
+	struct hwt_pt_cache *c = f->cache;
+	struct hwt_pt_query *q = f->q;
+	struct hwt_pt_entry *out = b->entries, tmpl;
+	size_t n = b->n, cap = b->cap - 1, steps = 0; /* one slot for the end */
+	uint32_t acc = d->bt.acc;
+	int paths = !f->opt.no_path_cache;
+
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.type = HWT_PTE_BRANCH;
+	stamp(d, b, &tmpl); /* no timing packet is read on the way */
+	/* flow_fast_ok holds on: nothing here reads a packet but TNTs (no
+	 * event, error or end comes), except that the bits may run out at
+	 * the end of the trace */
+	while (n < cap && (q->tnt_n || !q->eos)) {
+		int mode = f->mode ? f->mode : 64;
+		uint64_t ip = f->ip;
+		tmpl.mode = (uint8_t)mode;
+		const struct run *r = cache_run(c, ip, mode);
+		if (!r)
+			break;
+		/* (a path starts with a run that ends in a conditional branch) */
+		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
+			const struct path *p = path_at(c, ip, mode, q);
+			if (p && n + p->nbr <= cap) {
+				const struct path_br *br = c->pbr + p->br;
+				for (unsigned i = 0; i < p->nbr; i++) {
+					struct hwt_pt_entry *e = &out[n++];
+					*e = tmpl;
+					e->iclass = br[i].iclass;
+					e->from = br[i].from;
+					e->to = br[i].to;
+					e->ninsn = br[i].ninsn + acc;
+					acc = 0;
+					if (br[i].rs == PATH_POP) {
+						uint64_t to;
+						retstack_pop(&f->rs, &to); /* (to == br[i].to) */
+					} else if (br[i].rs) {
+						retstack_push(&f->rs, br[i].from + br[i].rs);
+					}
+				}
+				acc += p->tail;
+				f->ip = p->end;
+				q->tnt_n -= p->used;
+				if (!q->tnt_n)
+					qry_take_tnt(q); /* as flow_quick_bit does */
+				f->err_deferred = 0;
+				steps++;
+				continue;
+			}
+			/* (building a path may have replaced the run: look again) */
+			r = cache_run(c, ip, mode);
+			if (!r)
+				break;
+		}
+		uint64_t last = r->ip + r->last;
+		f->err_deferred = 0;
+		steps++;
+		if (!flow_quick_proceed(f, r, last)) {
+			/* the query decoder answers (as the block decoder's
+			 * run_step does): packets are read, time may move */
+			struct hwt_x86_insn xi;
+			run_last(c, r, &xi);
+			int err = flow_proceed(f, &xi);
+			if (err < 0) {
+				acc += r->n - 1; /* the last one failed */
+				*st = err;
+				break;
+			}
+			acc += r->n;
+			*st = flow_status(f);
+			stamp(d, b, &tmpl);
+			if (r->iclass != HWT_INSN_OTHER && f->enabled && f->have_ip &&
+			    reported(r->iclass, f->ip, last + r->size)) {
+				struct hwt_pt_entry *e = &out[n++];
+				*e = tmpl;
+				e->iclass = r->iclass;
+				e->from = last;
+				e->to = f->ip;
+				e->ninsn = acc;
+				acc = 0;
+			}
+			if (*st)
+				break; /* events, the end: back to the main loop */
+			if (!flow_fast_ok(f))
+				break;
+			continue;
+		}
+		acc += r->n;
+		if (r->iclass != HWT_INSN_OTHER && reported(r->iclass, f->ip, last + r->size)) {
+			struct hwt_pt_entry *e = &out[n++];
+			*e = tmpl;
+			e->iclass = r->iclass;
+			e->from = last;
+			e->to = f->ip;
+			e->ninsn = acc;
+			acc = 0;
+		}
+	}
+	b->n = n;
+	d->bt.acc = acc;
+	return steps;
+}
+
+/* A block that ended in a branch (its last instruction at from, the
+ * next one at next): report it, or hold it back if an event binds to it. */
+static void block_branch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, uint64_t from,
+			 uint64_t next, int iclass, int mode)
+{
+	struct flow *f = &d->f;
+	if (f->postponed) {
+		d->bt.pend = 1;
+		d->bt.pend_from = from;
+		d->bt.pend_next = next;
+		d->bt.pend_class = (uint8_t)iclass;
+		d->bt.pend_mode = (uint8_t)mode;
+		return;
+	}
+	if (f->enabled && f->have_ip && reported(iclass, f->ip, next))
+		put_branch(d, b, from, f->ip, iclass, mode);
+}
+
+int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
+{
+	if (!d || !b || b->size < sizeof(*b) || !b->entries || b->cap < 2 || !b->events ||
+	    !b->ev_cap)
+		return HWT_ERR_INVALID;
+	b->n = b->nev = 0;
+	if (d->bt.ended)
+		return 0;
+	struct flow *f = &d->f;
+	uint8_t eoc = f->opt.end_on_call, eoj = f->opt.end_on_jump;
+	f->opt.end_on_call = f->opt.end_on_jump = 1;
+	int st;
+	if (d->have_bst)
+		st = d->bst;
+	else if (!f->synced)
+		st = flow_sync_forward(f);
+	else
+		st = flow_status(f);
+	cache_bind(f->cache, f->img);
+	while (b->cap - b->n >= 2 && !d->bt.ended) {
+		if (st < 0) {
+			st = on_error(d, b, st);
+			continue;
+		}
+		if (st & HWT_PTS_EVENT_PENDING) {
+			if (b->nev == b->ev_cap)
+				break;
+			struct hwt_pt_event *ev = &b->events[b->nev];
+			st = flow_event(f, ev);
+			if (st < 0)
+				continue;
+			put(d, b, HWT_PTE_EVENT)->index = (uint32_t)b->nev++;
+			if (d->bt.pend && !f->postponed) {
+				d->bt.pend = 0;
+				if (f->enabled && f->have_ip &&
+				    reported(d->bt.pend_class, f->ip, d->bt.pend_next))
+					put_branch(d, b, d->bt.pend_from, f->ip, d->bt.pend_class,
+						   d->bt.pend_mode);
+			}
+			continue;
+		}
+		if (st & HWT_PTS_EOS) {
+			put_end(d, b);
+			break;
+		}
+		if (f->img && flow_fast_ok(f)) {
+			/* (cache_bind above: the image cannot change in a call) */
+			int fst = 0;
+			if (fast(d, b, &fst)) {
+				st = fst;
+				continue;
+			}
+		}
+		struct hwt_pt_block blk;
+		st = hwt_pt_block_next(d, &blk);
+		if (st == HWT_ERR_EOS) {
+			put_end(d, b); /* what comes past the end is not counted */
+			break;
+		}
+		if (st < 0) {
+			d->bt.acc += blk.ninsn ? blk.ninsn - 1 : 0; /* the last one failed */
+			continue;
+		}
+		d->bt.acc += blk.ninsn;
+		if (blk.ninsn && hwt_insn_is_branch(blk.iclass))
+			block_branch(d, b, blk.end_ip, blk.end_ip + blk.sizes[blk.ninsn - 1],
+				     blk.iclass, blk.mode);
+	}
+	f->opt.end_on_call = eoc;
+	f->opt.end_on_jump = eoj;
+	d->bst = st;
+	d->have_bst = 1;
+	d->quiet = 0;
+	return d->bt.ended ? 0 : 1;
+}
