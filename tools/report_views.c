@@ -32,6 +32,11 @@ struct views {
 	struct hwt_lcov *lc;
 	struct hwt_drcov *dc;
 	int nomem;
+	/* per-thread state, here (not in sp_thread.user, which the engine
+	 * frees) so the last block of each thread can be written at the
+	 * end; sp_thread.user holds the index + 1 */
+	struct vthread *vt;
+	size_t nvt;
 };
 
 struct vthread {
@@ -39,17 +44,24 @@ struct vthread {
 	int have_last;
 	uint64_t last_time;
 	uint64_t bstart, bend; /* drcov: the block being executed (bstart 0: none) */
+	int bmod;	       /* its module */
 };
 
 static struct vthread *vt(struct views *v, struct sp_thread *t)
 {
 	if (!t->user) {
-		struct vthread *th = calloc(1, sizeof(*th));
-		if (!th) {
+		size_t *idx = malloc(sizeof(*idx));
+		struct vthread *nv = realloc(v->vt, (v->nvt + 1) * sizeof(*nv));
+		if (!idx || !nv) {
+			free(idx);
 			v->nomem = 1;
 			return NULL;
 		}
-		t->user = th;
+		v->vt = nv;
+		struct vthread *th = &v->vt[v->nvt];
+		memset(th, 0, sizeof(*th));
+		*idx = ++v->nvt;
+		t->user = idx;
 		if (v->kind == RV_CHART) {
 			char name[48];
 			snprintf(name, sizeof(name), "tid %u", t->tid);
@@ -58,7 +70,7 @@ static struct vthread *vt(struct views *v, struct sp_thread *t)
 				v->nomem = 1;
 		}
 	}
-	return t->user;
+	return &v->vt[*(size_t *)t->user - 1];
 }
 
 static const char *fname(struct views *v, const struct hwt_image *img, uint64_t ip)
@@ -90,8 +102,12 @@ static void v_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 		return;
 	}
 	if (v->kind == RV_DRCOV) {
-		if (!th->bstart)
+		if (!th->bstart) {
 			th->bstart = in->ip;
+			th->bmod = hwt_drcov_module(v->dc, img, in->ip);
+			if (th->bmod < -1)
+				v->nomem = 1;
+		}
 		th->bend = in->ip + in->size;
 		return;
 	}
@@ -107,10 +123,10 @@ static void v_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 	hwt_flame_count(v->fl, th->node, 1, dt);
 }
 
-static void end_block(struct views *v, struct vthread *th, const struct hwt_image *img)
+static void end_block(struct views *v, struct vthread *th)
 {
-	if (th->bstart && th->bend > th->bstart && img &&
-	    hwt_drcov_block(v->dc, img, th->bstart, th->bend - th->bstart) < 0)
+	if (th->bstart && th->bend > th->bstart &&
+	    hwt_drcov_add(v->dc, th->bmod, th->bstart, th->bend - th->bstart) < 0)
 		v->nomem = 1;
 	th->bstart = 0;
 }
@@ -128,7 +144,7 @@ static void v_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to,
 		return;
 	}
 	if (v->kind == RV_DRCOV) {
-		end_block(v, th, img);
+		end_block(v, th);
 		return;
 	}
 	if (kind == HWT_BR_CALL || kind == HWT_BR_ICALL) {
@@ -147,10 +163,10 @@ static void v_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, 
 	struct views *v = arg;
 	if (!t || !t->user)
 		return;
-	struct vthread *th = t->user;
+	struct vthread *th = vt(v, t);
 	th->have_last = 0;
 	if (v->kind == RV_DRCOV)
-		th->bstart = 0; /* the image is not at hand: the piece is lost */
+		end_block(v, th);
 }
 
 int report_views(const char *input, int kind, const char *output)
@@ -200,6 +216,8 @@ int report_views(const char *input, int kind, const char *output)
 	    .gap = v_gap,
 	};
 	int rc = sp_run(input, "report", &c);
+	for (size_t i = 0; v.dc && i < v.nvt; i++)
+		end_block(&v, &v.vt[i]);
 	if (rc != 2) {
 		struct hwt_outbuf o;
 		int err = hwt_outbuf_init(&o, fd, 1u << 20);
@@ -230,5 +248,6 @@ int report_views(const char *input, int kind, const char *output)
 	hwt_flame_free(v.fl);
 	hwt_lcov_free(v.lc);
 	hwt_drcov_free(v.dc);
+	free(v.vt);
 	return rc;
 }

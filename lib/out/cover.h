@@ -20,7 +20,8 @@
  * FNF/FNH, BRF/BRH totals.  Only executed code is known, so every listed
  * line, function and branch was reached (lines never executed are not
  * listed).  Addresses without a source line are left out (counted in
- * hwt_lcov_unlined).
+ * hwt_lcov_unlined).  Source paths are written with "." and "dir/.."
+ * taken out (lexically), as genhtml wants them.
  *
  * drcov: hwt_drcov_block adds the basic block [start, start + size)
  * (deduplicated); its module is the file mapped at start, the module base
@@ -54,6 +55,12 @@ void hwt_drcov_free(struct hwt_drcov *d);
  * and 32-bit offset), or HWT_ERR_NOMEM. */
 int hwt_drcov_block(struct hwt_drcov *d, const struct hwt_image *img, uint64_t start,
 		    uint64_t size);
+/* The same in two steps, for callers that know a block's start before its
+ * size (and may no longer have the image then): the module of addr (its
+ * id, >= 0), -1 if addr is not in a file, HWT_ERR_NOMEM; then the block
+ * in that module (0, 1: left out, HWT_ERR_NOMEM). */
+int hwt_drcov_module(struct hwt_drcov *d, const struct hwt_image *img, uint64_t addr);
+int hwt_drcov_add(struct hwt_drcov *d, int module, uint64_t start, uint64_t size);
 /* Write the log (version 2, flavor drcov).  0 or HWT_ERR_IO. */
 int hwt_drcov_write(struct hwt_drcov *d, struct hwt_outbuf *o);
 

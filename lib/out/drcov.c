@@ -4,7 +4,8 @@
  * ("id, base, end, entry, checksum, timestamp, path" per module), then
  * "BB Table: N bbs" and N binary entries of 8 bytes, little endian:
  * uint32 offset of the block from its module's base, uint16 size, uint16
- * module id.  Blocks are deduplicated by (start, size); modules by path.
+ * module id.  Blocks are deduplicated by (start, size); modules by (path,
+ * base).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,52 +50,55 @@ void hwt_drcov_free(struct hwt_drcov *d)
 	free(d);
 }
 
-int hwt_drcov_block(struct hwt_drcov *d, const struct hwt_image *img, uint64_t start, uint64_t size)
+int hwt_drcov_module(struct hwt_drcov *d, const struct hwt_image *img, uint64_t addr)
 {
-	if (!size || size > UINT16_MAX)
-		return 1;
-	/* start is at most 2^64-1 and size < 2^16: a key unique for both
-	 * (a collision would drop a block, not invent one) */
-	uint64_t key = start * 0x10001ull ^ size ^ (size << 48);
-	uint32_t *slot = hwt_amap_slot(&d->seen, key);
-	if (!slot)
-		return HWT_ERR_NOMEM;
-	if (*slot)
-		return *slot == 2;
 	const char *path;
 	uint64_t foff;
-	if (hwt_image_where(img, start, &path, &foff) || foff > start) {
-		*slot = 2;
-		hwt_amap_added(&d->seen);
-		return 1;
-	}
-	uint64_t base = start - foff;
+	if (!img || hwt_image_where(img, addr, &path, &foff) || foff > addr)
+		return -1;
+	uint64_t base = addr - foff;
+	for (size_t i = d->nm; i-- > 0;) /* recent modules first */
+		if (d->m[i].base == base && !strcmp(d->m[i].path, path))
+			return (int)i;
+	if (d->nm >= UINT16_MAX)
+		return -1;
 	path = hwt_strtab_intern(&d->str, path);
 	if (!path)
 		return HWT_ERR_NOMEM;
-	size_t mi = 0;
-	while (mi < d->nm && !(d->m[mi].path == path && d->m[mi].base == base))
-		mi++;
-	if (mi == d->nm) {
-		if (d->nm >= UINT16_MAX)
-			return 1;
-		if (d->nm == d->capm) {
-			size_t nc = d->capm ? 2 * d->capm : 16;
-			struct dmod *nv = realloc(d->m, nc * sizeof(*nv));
-			if (!nv)
-				return HWT_ERR_NOMEM;
-			d->m = nv;
-			d->capm = nc;
-		}
-		d->m[d->nm++] = (struct dmod){path, base, start + size};
+	if (d->nm == d->capm) {
+		size_t nc = d->capm ? 2 * d->capm : 16;
+		struct dmod *nv = realloc(d->m, nc * sizeof(*nv));
+		if (!nv)
+			return HWT_ERR_NOMEM;
+		d->m = nv;
+		d->capm = nc;
 	}
-	if (foff > UINT32_MAX) {
-		*slot = 2;
-		hwt_amap_added(&d->seen);
+	d->m[d->nm++] = (struct dmod){path, base, addr};
+	return (int)(d->nm - 1);
+}
+
+int hwt_drcov_add(struct hwt_drcov *d, int module, uint64_t start, uint64_t size)
+{
+	if (module < 0 || (size_t)module >= d->nm || !size || size > UINT16_MAX)
 		return 1;
+	struct dmod *m = &d->m[module];
+	if (start < m->base || start - m->base > UINT32_MAX)
+		return 1;
+	/* one entry per (start, size): the map is keyed by start and holds
+	 * the first block there; other sizes at the same start are
+	 * searched in the blocks list (rare: a block cut by a gap) */
+	uint32_t *slot = hwt_amap_slot(&d->seen, start);
+	if (!slot)
+		return HWT_ERR_NOMEM;
+	uint32_t off = (uint32_t)(start - m->base);
+	if (*slot) {
+		const struct dblock *b = &d->b[*slot - 1];
+		if (b->size == size && b->mod == module)
+			return 0;
+		for (size_t i = 0; i < d->nb; i++)
+			if (d->b[i].off == off && d->b[i].size == size && d->b[i].mod == module)
+				return 0;
 	}
-	if (d->m[mi].end < start + size)
-		d->m[mi].end = start + size;
 	if (d->nb == d->capb) {
 		size_t nc = d->capb ? 2 * d->capb : 1024;
 		struct dblock *nv = realloc(d->b, nc * sizeof(*nv));
@@ -103,10 +107,24 @@ int hwt_drcov_block(struct hwt_drcov *d, const struct hwt_image *img, uint64_t s
 		d->b = nv;
 		d->capb = nc;
 	}
-	d->b[d->nb++] = (struct dblock){(uint32_t)foff, (uint16_t)size, (uint16_t)mi};
-	*slot = 1;
-	hwt_amap_added(&d->seen);
+	d->b[d->nb++] = (struct dblock){off, (uint16_t)size, (uint16_t)module};
+	if (!*slot) {
+		*slot = (uint32_t)d->nb;
+		hwt_amap_added(&d->seen);
+	}
+	if (m->end < start + size)
+		m->end = start + size;
 	return 0;
+}
+
+int hwt_drcov_block(struct hwt_drcov *d, const struct hwt_image *img, uint64_t start, uint64_t size)
+{
+	if (!size || size > UINT16_MAX)
+		return 1;
+	int m = hwt_drcov_module(d, img, start);
+	if (m < 0)
+		return m == -1 ? 1 : m;
+	return hwt_drcov_add(d, m, start, size);
 }
 
 int hwt_drcov_write(struct hwt_drcov *d, struct hwt_outbuf *o)

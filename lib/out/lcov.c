@@ -58,6 +58,55 @@ void hwt_lcov_free(struct hwt_lcov *c)
 	free(c);
 }
 
+/* path with "." and "dir/.." taken out, lexically (as the source paths of
+ * line tables are often "comp_dir/../x.c"; genhtml wants them plain). */
+static const char *norm_path(struct hwt_lcov *c, const char *path)
+{
+	size_t len = strlen(path);
+	char *out = malloc(len + 2);
+	if (!out)
+		return NULL;
+	int abs = path[0] == '/';
+	size_t n = 0, keep = 0; /* keep: leading ".." that cannot go */
+	const char *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		size_t l = (size_t)(e - p);
+		if (!l || (l == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (l == 2 && p[0] == '.' && p[1] == '.') {
+			if (n > keep) { /* drop the last component */
+				while (n > keep && out[n - 1] != '/')
+					n--;
+				if (n > keep)
+					n--;
+			} else if (!abs) {
+				if (n)
+					out[n++] = '/';
+				memcpy(out + n, "..", 2);
+				n += 2;
+				keep = n;
+			}
+		} else {
+			if (n || abs)
+				out[n++] = '/';
+			memcpy(out + n, p, l);
+			n += l;
+		}
+		p = e;
+	}
+	if (!n && abs)
+		out[n++] = '/';
+	out[n] = 0;
+	const char *r = hwt_strtab_intern(&c->str, n ? out : ".");
+	free(out);
+	return r;
+}
+
 static uint32_t func_of(struct hwt_lcov *c, const struct hwt_image *img, uint64_t ip)
 {
 	const char *name;
@@ -85,7 +134,7 @@ static uint32_t func_of(struct hwt_lcov *c, const struct hwt_image *img, uint64_
 	const char *file;
 	unsigned line;
 	if (!hwt_image_srcline(img, entry, &file, &line)) {
-		f->file = hwt_strtab_intern(&c->str, file);
+		f->file = norm_path(c, file);
 		f->line = line;
 	}
 	if (!f->name)
@@ -116,7 +165,7 @@ static struct lent *entry(struct hwt_lcov *c, const struct hwt_image *img, uint6
 	const char *file;
 	unsigned line;
 	if (img && !hwt_image_srcline(img, ip, &file, &line)) {
-		e->file = hwt_strtab_intern(&c->str, file);
+		e->file = norm_path(c, file);
 		e->line = line;
 		if (!e->file)
 			return NULL;
@@ -183,6 +232,17 @@ static int by_func(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static int by_func_name(const void *a, const void *b)
+{
+	const struct lfunc *x = a, *y = b;
+	int r = strcmp(x->file, y->file);
+	if (!r)
+		r = strcmp(x->name, y->name);
+	if (!r && x->line != y->line)
+		r = x->line < y->line ? -1 : 1;
+	return r;
+}
+
 static void line_out(struct hwt_outbuf *o, const char *tag, unsigned long long a,
 		     unsigned long long b)
 {
@@ -221,6 +281,18 @@ int hwt_lcov_write(struct hwt_lcov *c, struct hwt_outbuf *o, const char *test_na
 		fv[nfv].entry = fcount[nfv];
 		nfv++;
 	}
+	/* one function per (file, name), as lcov keys them (the same code
+	 * linked into two files, e.g. ld.so's and libc's syscall stubs):
+	 * counts summed, the first line kept */
+	qsort(fv, nfv, sizeof(*fv), by_func_name);
+	size_t m = 0;
+	for (size_t i = 0; i < nfv; i++) {
+		if (m && fv[m - 1].file == fv[i].file && fv[m - 1].name == fv[i].name)
+			fv[m - 1].entry += fv[i].entry;
+		else
+			fv[m++] = fv[i];
+	}
+	nfv = m;
 	qsort(fv, nfv, sizeof(*fv), by_func);
 	if (test_name) {
 		hwt_out_str(o, "TN:");
