@@ -21,6 +21,7 @@
 #include "out/out.h"
 #include "out/timeline.h"
 #include "script_perf.h"
+#include "timeline_int.h"
 
 static const char usage_text[] =
     "usage: hwt timeline [-i FILE | FILE] [-o OUT] [--format perfetto|chrome]\n"
@@ -225,6 +226,55 @@ static void t_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, 
 		st->nomem = 1;
 }
 
+int timeline_write(const char *input, int fd, const char *what,
+		   const struct hwt_timeline_config *cfg, int progress)
+{
+	struct hwt_outbuf o;
+	if (hwt_outbuf_init(&o, fd, 1u << 20))
+		return 2;
+	struct tl_state st;
+	memset(&st, 0, sizeof(st));
+	st.tl = hwt_timeline_alloc(cfg, &o);
+	st.sc = sp_symcache_alloc();
+	int rc = 2;
+	if (!st.tl || !st.sc) {
+		cli_err("timeline", "out of memory");
+		goto out;
+	}
+	if (sideband(input, &st, st.tl))
+		goto out;
+	struct sp_consumer c = {
+	    .arg = &st,
+	    .want_time = 1,
+	    .branch = t_branch,
+	    .gap = t_gap,
+	};
+	(void)progress;
+	rc = sp_run(input, "timeline", &c);
+	if (rc != 2) {
+		for (size_t i = 0; i < st.nex; i++)
+			if (st.ex[i].tid)
+				flush_exec(&st, st.ex[i].tid, UINT64_MAX);
+		int err = hwt_timeline_finish(st.tl);
+		if (err || st.nomem) {
+			cli_err("timeline", "%s",
+				err == HWT_ERR_IO
+				    ? "cannot write the timeline (disk full? a closed pipe?)"
+				    : "out of memory: the timeline is incomplete");
+			rc = 2;
+		}
+	}
+out:
+	if (hwt_outbuf_fini(&o) && rc != 2) {
+		cli_err("timeline", "cannot write '%s'", what);
+		rc = 2;
+	}
+	hwt_timeline_free(st.tl);
+	sp_symcache_free(st.sc);
+	free(st.ex);
+	return rc;
+}
+
 int hwt_cmd_timeline(int argc, char **argv)
 {
 	const char *input = NULL, *output = NULL;
@@ -307,55 +357,10 @@ int hwt_cmd_timeline(int argc, char **argv)
 				    "redirect stdout");
 		return 2;
 	}
-	struct hwt_outbuf o;
-	if (hwt_outbuf_init(&o, fd, 1u << 20)) {
-		if (fd != 1)
-			close(fd);
-		return 2;
-	}
-	struct tl_state st;
-	memset(&st, 0, sizeof(st));
-	st.tl = hwt_timeline_alloc(&cfg, &o);
-	st.sc = sp_symcache_alloc();
-	int rc = 2;
-	if (!st.tl || !st.sc) {
-		cli_err("timeline", "out of memory");
-		goto out;
-	}
-	if (sideband(input, &st, st.tl))
-		goto out;
-	struct sp_consumer c = {
-	    .arg = &st,
-	    .want_time = 1,
-	    .branch = t_branch,
-	    .gap = t_gap,
-	};
-	(void)progress;
-	rc = sp_run(input, "timeline", &c);
-	if (rc != 2) {
-		for (size_t i = 0; i < st.nex; i++)
-			if (st.ex[i].tid)
-				flush_exec(&st, st.ex[i].tid, UINT64_MAX);
-		int err = hwt_timeline_finish(st.tl);
-		if (err || st.nomem) {
-			cli_err("timeline", "%s",
-				err == HWT_ERR_IO
-				    ? "cannot write the timeline (disk full? a closed pipe?)"
-				    : "out of memory: the timeline is incomplete");
-			rc = 2;
-		}
-	}
-out:
-	if (hwt_outbuf_fini(&o) && rc != 2) {
-		cli_err("timeline", "cannot write '%s'", output ? output : "stdout");
-		rc = 2;
-	}
+	int rc = timeline_write(input, fd, output ? output : "stdout", &cfg, progress);
 	if (fd != 1 && close(fd) && rc != 2) {
 		cli_err("timeline", "cannot write '%s': %m", output);
 		rc = 2;
 	}
-	hwt_timeline_free(st.tl);
-	sp_symcache_free(st.sc);
-	free(st.ex);
 	return rc;
 }
