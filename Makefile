@@ -7,6 +7,9 @@
 #   make demo       record a real program under the emulated PT unit and show its flow
 #   make bench      benchmarks against the anchors (libipt, perf script, qemu)
 #   make fuzz       longer fuzzing runs
+#   make install    install hwt, libhwt (.a, .so), headers, hwt.pc, plugins,
+#                   man pages (PREFIX=/usr/local, DESTDIR, BINDIR, LIBDIR,
+#                   INCLUDEDIR, MANDIR, PLUGINDIR); make uninstall
 #
 # BUILD=dir selects the output folder (default build/); SAN=1 adds
 # -fsanitize=address,undefined.  Several builds can coexist.
@@ -46,7 +49,7 @@ LIBSO := $(BUILD)/libhwt.so
 HWT := $(BUILD)/hwt
 PLUGIN := $(BUILD)/hwt-pt-plugin.so
 
-.PHONY: all build deps check demo bench fuzz clean format tests
+.PHONY: all build deps check demo bench fuzz clean format tests install uninstall
 
 all: deps
 	$(Q)$(MAKE) --no-print-directory build
@@ -63,8 +66,16 @@ $(BUILD)/obj/%.o: %.c
 $(LIBA): $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIBSO): $(LIB_OBJS)
-	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS_LIB)
+# The shared library exports the public API only: the functions declared in
+# include/hwt/*.h (scripts/libhwt_map.sh writes the version script); the
+# static library, the tools, tests and plugins keep every symbol.
+$(LIBSO): $(LIB_OBJS) $(BUILD)/libhwt.map
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SONAME) -Wl,--version-script=$(BUILD)/libhwt.map \
+		-o $@ $(LIB_OBJS) $(LDLIBS_LIB)
+	$(Q)ln -sf libhwt.so $(BUILD)/$(SONAME)
+
+$(BUILD)/libhwt.map: $(LIB_OBJS) $(wildcard include/hwt/*.h) scripts/libhwt_map.sh
+	$(Q)CC="$(CC)" scripts/libhwt_map.sh $(LIB_OBJS) >$@.tmp && mv $@.tmp $@
 
 $(HWT): $(TOOL_OBJS) $(LIBA)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(LIBA) $(LDLIBS_LIB)
@@ -91,6 +102,68 @@ build-fuzz/fuzz/%: fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
 	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(LDLIBS_LIB)
 
+# ---- install ----
+# make install [PREFIX=/usr/local] [DESTDIR=...] installs from $(BUILD) what
+# is built there (building what is missing); PLUGINDIR is also compiled into
+# lib/unit/plugin_path.c as the last place `hwt record` looks for plugins.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PLUGINDIR ?= $(LIBDIR)/hwt
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+SONAME := libhwt.so.$(firstword $(subst ., ,$(VERSION)))
+INSTALL ?= install
+
+# Rebuild plugin_path.o (and relink) only when PLUGINDIR changes.
+$(BUILD)/plugindir.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(PLUGINDIR)' | cmp -s - $@ || echo '$(PLUGINDIR)' >$@
+$(BUILD)/obj/lib/unit/plugin_path.o: $(BUILD)/plugindir.txt
+$(BUILD)/obj/lib/unit/plugin_path.o: CFLAGS += -DHWT_PLUGINDIR='"$(PLUGINDIR)"'
+FORCE:
+
+# pkg-config file: paths under PREFIX are written relative to ${prefix}.
+pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+$(BUILD)/hwt.pc: FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pcdir,$(LIBDIR))' \
+		'includedir=$(call pcdir,$(INCLUDEDIR))' 'plugindir=$(call pcdir,$(PLUGINDIR))' '' \
+		'Name: hwt' \
+		'Description: Hardware execution tracing: Intel PT decoding, perf.data, trace units' \
+		'Version: $(VERSION)' \
+		'Requires.private: libelf libdw' \
+		'Libs: -L$${libdir} -lhwt' \
+		'Libs.private: -lZydis -lpthread' \
+		'Cflags: -I$${includedir}' >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+install: $(HWT) $(LIBA) $(LIBSO) $(if $(EMU_SRCS),$(PLUGIN)) $(BUILD)/hwt.pc
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/hwt $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 0755 $(HWT) $(DESTDIR)$(BINDIR)/hwt
+	$(INSTALL) -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/libhwt.a
+	$(INSTALL) -m 0755 $(LIBSO) $(DESTDIR)$(LIBDIR)/libhwt.so.$(VERSION)
+	ln -sf libhwt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libhwt.so
+	$(INSTALL) -m 0644 include/hwt/*.h $(DESTDIR)$(INCLUDEDIR)/hwt/
+	$(INSTALL) -m 0644 $(BUILD)/hwt.pc $(DESTDIR)$(PKGCONFIGDIR)/hwt.pc
+	for p in $(BUILD)/hwt-*-plugin.so; do \
+		[ ! -e "$$p" ] || $(INSTALL) -m 0755 "$$p" $(DESTDIR)$(PLUGINDIR)/ || exit 1; done
+	$(INSTALL) -m 0644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+		ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/hwt $(DESTDIR)$(LIBDIR)/libhwt.a \
+		$(DESTDIR)$(LIBDIR)/libhwt.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+		$(DESTDIR)$(LIBDIR)/libhwt.so $(DESTDIR)$(PKGCONFIGDIR)/hwt.pc \
+		$(DESTDIR)$(PLUGINDIR)/hwt-*-plugin.so \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/hwt/,$(notdir $(wildcard include/hwt/*.h))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(wildcard man/*.1)))
+	rmdir $(DESTDIR)$(INCLUDEDIR)/hwt $(DESTDIR)$(PLUGINDIR) 2>/dev/null || true
+
 tests: build
 
 check: deps
@@ -111,7 +184,7 @@ fuzz: deps
 	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} scripts/fuzz.sh build-fuzz
 
 format:
-	clang-format -i $$(find include lib tools emu tests bench fuzz -name '*.[ch]')
+	clang-format -i $$(find include lib tools emu tests bench fuzz examples -name '*.[ch]')
 
 clean:
 	rm -rf build build-asan build-fuzz

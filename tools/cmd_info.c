@@ -1,15 +1,14 @@
 /* tools/cmd_info.c - "hwt info [--mmaps] [FILE]": what a recording holds.
  *
- * Reads a perf.data file (hwt's or perf's) with the lib/perf reader in
- * one pass and prints: where it was captured, its events (name, type,
- * config, ids), the trace mode (per-thread or per-CPU, snapshot), its
- * threads (pid/tid and comm), trace bytes per thread or CPU (AUXTRACE
- * payloads), and lost or truncated data (AUX flags, LOST records,
- * AUXTRACE_ERROR).  --mmaps prints instead every mapping, one a line:
- * "pid start end pgoff path" (hex addresses, in file order).
- * Exit: 0 ok, 1 the file has a malformed record (what was read is still
- * printed), 2 usage or setup errors (missing or malformed file).
- * Memory: tables grow with the number of threads/mappings; freed on exit.
+ * Reads a perf.data file (hwt's or perf's; file mode or pipe mode, "-"
+ * is standard input) with the lib/perf reader in one forward pass (so it
+ * works on a pipe) and prints, once every record was read: where it was captured, its events (name,
+ * type, config, ids), the trace mode (per-thread or per-CPU, snapshot), its threads (pid/tid and
+ * comm), trace bytes per thread or CPU (AUXTRACE payloads), and lost or truncated data (AUX flags,
+ * LOST records, AUXTRACE_ERROR).  --mmaps prints instead every mapping, one a line: "pid start end
+ * pgoff path" (hex addresses, in file order). Exit: 0 ok, 1 the file has a malformed record (what
+ * was read is still printed), 2 usage or setup errors (missing or malformed file). Memory: tables
+ * grow with the number of threads/mappings; freed on exit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,8 @@ static const char usage_text[] =
     "\n"
     "Summarize a recording (perf.data written by hwt or perf; default hwt.data):\n"
     "events, trace mode, threads, trace bytes per thread/CPU, lost or truncated data.\n"
+    "FILE '-' is standard input: pipe-mode perf.data ('perf record -o -',\n"
+    "'perf inject -o -') or a whole perf.data file ('cat FILE |').\n"
     "\n"
     "  --mmaps      print each process's memory map instead, one mapping a line:\n"
     "               pid start end pgoff path (hex)\n"
@@ -44,8 +45,10 @@ struct trace_key {
 struct info {
 	struct thr *thr;
 	size_t nr_thr, cap_thr;
-	struct trace_key *tk;
-	size_t nr_tk, cap_tk;
+	/* trace bytes by tid and by cpu: which one is shown is known only at
+	 * the end (AUXTRACE_INFO may come late), and a pipe is read once */
+	struct trace_key *tk_tid, *tk_cpu;
+	size_t nr_tid, cap_tid, nr_cpu, cap_cpu;
 	uint64_t count[128]; /* records by type (types >= 128 in other) */
 	uint64_t count_other;
 	uint64_t aux, aux_trunc, aux_partial, aux_collision, aux_overwrite, aux_bytes;
@@ -91,20 +94,22 @@ static struct thr *thread_get(struct info *in, int32_t pid, int32_t tid)
 	return t;
 }
 
-static void trace_add(struct info *in, int32_t key, uint64_t bytes)
+static struct trace_key *trace_add(struct trace_key *tk, size_t *nr, size_t *cap, int32_t key,
+				   uint64_t bytes)
 {
 	size_t i;
-	for (i = 0; i < in->nr_tk; i++)
-		if (in->tk[i].key == key)
+	for (i = 0; i < *nr; i++)
+		if (tk[i].key == key)
 			break;
-	if (i == in->nr_tk) {
-		in->tk = grow(in->tk, &in->cap_tk, in->nr_tk + 1, sizeof(*in->tk));
-		memset(&in->tk[i], 0, sizeof(in->tk[i]));
-		in->tk[i].key = key;
-		in->nr_tk++;
+	if (i == *nr) {
+		tk = grow(tk, cap, *nr + 1, sizeof(*tk));
+		memset(&tk[i], 0, sizeof(tk[i]));
+		tk[i].key = key;
+		(*nr)++;
 	}
-	in->tk[i].bytes += bytes;
-	in->tk[i].records++;
+	tk[i].bytes += bytes;
+	tk[i].records++;
+	return tk;
 }
 
 /* Copy a NUL-terminated string from a record (bounded by the record). */
@@ -297,6 +302,10 @@ static void scan_record(struct hwt_perf_reader *r, struct info *in,
 			in->any_cpu_aux = 1;
 		if ((int32_t)rec->sid.tid >= 0)
 			in->any_tid_aux = 1;
+		in->tk_tid = trace_add(in->tk_tid, &in->nr_tid, &in->cap_tid, (int32_t)rec->sid.tid,
+				       rec->aux_size);
+		in->tk_cpu = trace_add(in->tk_cpu, &in->nr_cpu, &in->cap_cpu, (int32_t)rec->sid.cpu,
+				       rec->aux_size);
 		break;
 	}
 }
@@ -313,14 +322,12 @@ static int print_info(struct hwt_perf_reader *r, const char *file)
 	int per_cpu = in.have_pt_info ? in.pt.per_cpu_mmaps
 				      : (in.any_cpu_aux || (!in.any_tid_aux && in.idx_cpu));
 	/* Trace bytes are keyed by CPU in per-CPU mode, by tid otherwise. */
-	hwt_perf_reader_rewind(r);
-	while (hwt_perf_reader_next(r, &rec) > 0)
-		if (rec.type == HWT_PERF_RECORD_AUXTRACE)
-			trace_add(&in, per_cpu ? (int32_t)rec.sid.cpu : (int32_t)rec.sid.tid,
-				  rec.aux_size);
+	const struct trace_key *tk = per_cpu ? in.tk_cpu : in.tk_tid;
+	size_t nr_tk = per_cpu ? in.nr_cpu : in.nr_tid;
 
-	printf("file:      %s (%llu bytes of records)\n", file,
-	       (unsigned long long)hwt_perf_reader_data_size(r));
+	printf("file:      %s (%llu bytes of records%s)\n", file,
+	       (unsigned long long)hwt_perf_reader_data_size(r),
+	       hwt_perf_reader_is_pipe(r) ? ", pipe mode" : "");
 	const char *host = hwt_perf_reader_feature_string(r, HWT_FEAT_HOSTNAME);
 	const char *os = hwt_perf_reader_feature_string(r, HWT_FEAT_OSRELEASE);
 	const char *arch = hwt_perf_reader_feature_string(r, HWT_FEAT_ARCH);
@@ -364,10 +371,9 @@ static int print_info(struct hwt_perf_reader *r, const char *file)
 	printf("trace:     %llu bytes in %llu AUXTRACE records\n",
 	       (unsigned long long)in.auxtrace_bytes,
 	       (unsigned long long)in.count[HWT_PERF_RECORD_AUXTRACE]);
-	for (size_t i = 0; i < in.nr_tk; i++)
-		printf("  %s %d: %llu bytes in %llu records\n", per_cpu ? "cpu" : "tid",
-		       in.tk[i].key, (unsigned long long)in.tk[i].bytes,
-		       (unsigned long long)in.tk[i].records);
+	for (size_t i = 0; i < nr_tk; i++)
+		printf("  %s %d: %llu bytes in %llu records\n", per_cpu ? "cpu" : "tid", tk[i].key,
+		       (unsigned long long)tk[i].bytes, (unsigned long long)tk[i].records);
 	printf("aux:       %llu AUX records (%llu bytes), of which %llu truncated, %llu partial, "
 	       "%llu collision, %llu overwrite\n",
 	       (unsigned long long)in.aux, (unsigned long long)in.aux_bytes,
@@ -390,7 +396,8 @@ static int print_info(struct hwt_perf_reader *r, const char *file)
 		       "read inside them: re-record without -z\n",
 		       (unsigned long long)in.count[HWT_PERF_RECORD_COMPRESSED]);
 	free(in.thr);
-	free(in.tk);
+	free(in.tk_tid);
+	free(in.tk_cpu);
 	if (bad) {
 		cli_err("info", "%s: %s; the summary above covers the records before it", file,
 			bad);

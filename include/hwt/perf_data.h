@@ -21,11 +21,31 @@
  * has AUXTRACE records, BUILD_ID when build-ids were added.
  *
  * Reader lifecycle: hwt_perf_reader_open(&r, path) maps the file
- * read-only (or _open_mem over caller memory that must outlive r);
- * attrs, features and records point into the mapping and live until
- * hwt_perf_reader_free(r).  Every offset and size is checked against the
- * file: a truncated or corrupt file gives HWT_ERR_BAD_FORMAT plus a
- * message (hwt_perf_reader_errmsg), never a crash.
+ * read-only (or _open_mem over caller memory that must outlive r, or
+ * _open_fd on an open fd); attrs, features and records point into the
+ * mapping and live until hwt_perf_reader_free(r).  Every offset and size
+ * is checked against the file: a truncated or corrupt file gives
+ * HWT_ERR_BAD_FORMAT plus a message (hwt_perf_reader_errmsg), never a
+ * crash.
+ *
+ * Pipe mode (perf record -o -, perf inject -o -: a 16-byte header, then
+ * records only) is read too, from memory, a regular file, or a pipe
+ * (_open_fd on a non-seekable fd, the path "-" for standard input, a
+ * FIFO).  There the attrs, their ids and the features are not in a header
+ * but in HEADER_ATTR / HEADER_FEATURE / HEADER_BUILD_ID records, which
+ * _next takes in as it reaches them (and also returns, like every record):
+ * hwt_perf_reader_nr_attrs, _attr, _attr_by_id, _feature, _cmdline are
+ * complete only once those records were read (perf writes them before any
+ * kernel record, so they are by the first MMAP/COMM/AUXTRACE).  Their
+ * pointers live until _free, except the BUILD_ID feature's, which grows
+ * with each HEADER_BUILD_ID record (valid until the next _next).  From a
+ * pipe the reader makes one forward pass with one buffer holding the
+ * current record and the payload that follows it (AUXTRACE trace bytes,
+ * HEADER_TRACING_DATA): a record's pointers (hdr, aux_data) are valid only
+ * until the next _next, and _rewind fails (HWT_ERR_NOT_SUPPORTED).  A
+ * file-mode perf.data arriving on a pipe is read whole into memory first
+ * (it needs random access).  Code that must work on pipes therefore reads
+ * records in one pass and copies what it keeps.
  */
 #ifndef HWT_PERF_DATA_H
 #define HWT_PERF_DATA_H
@@ -60,10 +80,18 @@ struct hwt_perf_writer;
 struct hwt_perf_writer *hwt_perf_writer_alloc(const struct hwt_perf_writer_config *cfg);
 /* Finish is not implied: free without finish leaves an unusable file. */
 void hwt_perf_writer_free(struct hwt_perf_writer *w);
-/* Create/truncate path (the writer owns and closes the fd). */
+/* Create/truncate path (the writer owns and closes the fd); "-" is
+ * standard output (pipe mode if it is a pipe, see _open_fd; not closed). */
 int hwt_perf_writer_open(struct hwt_perf_writer *w, const char *path);
-/* Write to fd from offset 0 on; fd must be seekable (pwrite); not closed. */
+/* Write to fd (not closed).  A regular file (or block device) gets file
+ * mode from offset 0 on (pwrite).  Anything else (a pipe, a FIFO, a
+ * socket) gets perf's pipe mode, written in order: the 16-byte header;
+ * with the first record HEADER_ATTR and HEADER_FEATURE records (so PMUs
+ * must be added before it too); build-ids as HEADER_BUILD_ID records at
+ * finish; no AUXTRACE index. */
 int hwt_perf_writer_open_fd(struct hwt_perf_writer *w, int fd);
+/* 1 if the writer writes pipe mode. */
+int hwt_perf_writer_is_pipe(const struct hwt_perf_writer *w);
 /* Add an event: attr (attr->size is set to the writer's), its name (for
  * EVENT_DESC, e.g. "intel_pt//u", "dummy:u"), and the ids the kernel gave
  * its fds (PERF_EVENT_IOC_ID).  Returns the attr index (>= 0). */
@@ -185,7 +213,7 @@ struct hwt_perf_attr_info {
 };
 
 struct hwt_perf_record {
-	uint64_t file_offset;
+	uint64_t file_offset;		     /* byte offset in the file or stream */
 	const struct perf_event_header *hdr; /* into the mapping */
 	uint32_t type;			     /* hdr->type */
 	uint16_t misc, size;
@@ -195,7 +223,9 @@ struct hwt_perf_record {
 	/* PERF_RECORD_SAMPLE: the leading fields per sample_type. */
 	uint64_t sample_ip, sample_addr, sample_period;
 	/* AUXTRACE: its payload in the mapping, and where it belongs
-	 * (sid.tid / sid.cpu hold the record's tid / cpu). */
+	 * (sid.tid / sid.cpu hold the record's tid / cpu).  Pipe mode's
+	 * HEADER_TRACING_DATA: aux_data/aux_size are the tracing data that
+	 * follows it. */
 	const uint8_t *aux_data;
 	uint64_t aux_size;
 	uint64_t aux_offset;	/* position in the AUX stream */
@@ -211,6 +241,14 @@ int hwt_perf_reader_open(struct hwt_perf_reader **out, const char *path, char *e
 			 size_t errlen);
 int hwt_perf_reader_open_mem(struct hwt_perf_reader **out, const void *data, size_t size,
 			     char *errbuf, size_t errlen);
+/* An open fd, not closed by the reader (close it after _free).  A regular
+ * file is mapped whole (from offset 0); anything else (a pipe, a FIFO, a
+ * socket) is a stream: its 16-byte header is read here (this blocks until
+ * the writer sends it), pipe-mode records are then read by _next, a
+ * file-mode file is read whole into memory.  hwt_perf_reader_open(path)
+ * does the same for "-" (standard input, not closed) and for a path that
+ * is not a regular file (closed by _free). */
+int hwt_perf_reader_open_fd(struct hwt_perf_reader **out, int fd, char *errbuf, size_t errlen);
 void hwt_perf_reader_free(struct hwt_perf_reader *r);
 /* Why the last hwt_perf_reader_next failed (never NULL; "" if none). */
 const char *hwt_perf_reader_errmsg(const struct hwt_perf_reader *r);
@@ -219,7 +257,14 @@ size_t hwt_perf_reader_nr_attrs(const struct hwt_perf_reader *r);
 const struct hwt_perf_attr_info *hwt_perf_reader_attr(const struct hwt_perf_reader *r, size_t i);
 /* Index of the attr having this id, -1 if none. */
 int hwt_perf_reader_attr_by_id(const struct hwt_perf_reader *r, uint64_t id);
+/* Bytes of records: file mode the data section; pipe mode everything after
+ * the 16-byte header (from a pipe: what was read so far, the total at the
+ * end). */
 uint64_t hwt_perf_reader_data_size(const struct hwt_perf_reader *r);
+/* 1 if the input is pipe-mode perf.data (wherever it comes from). */
+int hwt_perf_reader_is_pipe(const struct hwt_perf_reader *r);
+/* 1 if _rewind can work: memory, files; a pipe only before its first record. */
+int hwt_perf_reader_can_rewind(const struct hwt_perf_reader *r);
 
 /* Raw feature section: pointer into the mapping, NULL if absent. */
 const void *hwt_perf_reader_feature(const struct hwt_perf_reader *r, int feat, size_t *size);
@@ -232,10 +277,14 @@ int hwt_perf_reader_nrcpus(const struct hwt_perf_reader *r, uint32_t *online, ui
 int hwt_perf_reader_total_mem(const struct hwt_perf_reader *r, uint64_t *kb);
 
 /* Iterate records in file order: 1 with *rec filled, 0 at the end,
- * HWT_ERR_BAD_FORMAT for a malformed record (iteration stops). */
+ * HWT_ERR_BAD_FORMAT for a malformed or truncated record (iteration stops;
+ * _errmsg says why); from a pipe also HWT_ERR_IO (read error) or
+ * HWT_ERR_NOMEM (a record larger than memory).  In pipe mode *rec's
+ * pointers are valid until the next call (from memory: until _free). */
 int hwt_perf_reader_next(struct hwt_perf_reader *r, struct hwt_perf_record *rec);
-/* Restart iteration at the first record. */
-void hwt_perf_reader_rewind(struct hwt_perf_reader *r);
+/* Restart iteration at the first record: 0, or HWT_ERR_NOT_SUPPORTED on a
+ * pipe that was already read from (_errmsg says so). */
+int hwt_perf_reader_rewind(struct hwt_perf_reader *r);
 
 /* Name of a record type ("MMAP2", "AUXTRACE", ...), "UNKNOWN" otherwise. */
 const char *hwt_perf_record_name(uint32_t type);

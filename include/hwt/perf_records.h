@@ -55,7 +55,11 @@ _Static_assert(offsetof(struct perf_event_mmap_page, time_zero) == 64, "mmap_pag
 
 /* ---- record types perf adds in files (perf.data-file-format.txt) ---- */
 enum hwt_perf_user_record {
-	HWT_PERF_RECORD_HEADER_ATTR = 64,
+	HWT_PERF_RECORD_HEADER_ATTR = 64,	/* pipe mode: attr (attr.size bytes), u64 ids[] */
+	HWT_PERF_RECORD_HEADER_EVENT_TYPE = 65, /* deprecated */
+	/* pipe mode: u32 size; then size bytes of tracing data that
+	 * header.size does not count */
+	HWT_PERF_RECORD_HEADER_TRACING_DATA = 66,
 	HWT_PERF_RECORD_HEADER_BUILD_ID = 67,
 	HWT_PERF_RECORD_FINISHED_ROUND = 68,
 	HWT_PERF_RECORD_ID_INDEX = 69,
@@ -69,7 +73,7 @@ enum hwt_perf_user_record {
 	HWT_PERF_RECORD_STAT_ROUND = 77,
 	HWT_PERF_RECORD_EVENT_UPDATE = 78,
 	HWT_PERF_RECORD_TIME_CONV = 79,
-	HWT_PERF_RECORD_HEADER_FEATURE = 80,
+	HWT_PERF_RECORD_HEADER_FEATURE = 80, /* pipe mode: u64 feature, its section */
 	HWT_PERF_RECORD_COMPRESSED = 81,
 	HWT_PERF_RECORD_FINISHED_INIT = 82,
 };

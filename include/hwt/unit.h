@@ -96,7 +96,7 @@ struct hwt_session_config {
 	uint64_t snapshot_bytes;  /* snapshot size (0: aux_bytes) */
 	const char *filter;	  /* perf --filter syntax, NULL for none */
 	const char *truth_path;	  /* emulated: write the branch ground truth here */
-	const char *plugin_path;  /* emulated: the QEMU plugin (NULL: next to the hwt binary) */
+	const char *plugin_path;  /* emulated: the QEMU plugin (NULL: searched, see hwt(1)) */
 	const char *qemu_path;	  /* emulated: qemu-x86_64 (NULL: search PATH) */
 	/* hardware: a sideband dummy event per stream (mmap2, comm, task,
 	 * context switch) redirected into the stream's data ring */

@@ -11,12 +11,22 @@
  * final data size and feature bitmap.  Errors are sticky: after a failed
  * write every call returns the same error.  Feature defaults come from
  * this machine (uname, /proc/cpuinfo, /proc/meminfo, sysfs).
+ *
+ * Pipe mode (an fd that is not a regular file or block device, or the
+ * path "-": standard output): perf's stream layout, written strictly in
+ * order with write(): the 16-byte pipe header, then with the first record
+ * one HEADER_ATTR record per attr (attr + ids) and one HEADER_FEATURE
+ * record per feature (the same payloads as the file's sections), then the
+ * records; finish() adds the build-ids as HEADER_BUILD_ID records.  There
+ * is no AUXTRACE index (perf has none in pipe mode) and PMUs added after
+ * the first record are not written.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -49,6 +59,7 @@ struct hwt_perf_writer {
 	char **argv;
 	int argc;
 	int fd, own_fd;
+	int pipe; /* pipe mode: sequential write(), no header rewrite */
 	enum wstate state;
 	int err;
 	uint64_t pos; /* file offset of buf[0] */
@@ -151,16 +162,27 @@ int hwt_perf_writer_open_fd(struct hwt_perf_writer *w, int fd)
 {
 	if (!w || fd < 0 || w->state != W_ALLOC)
 		return HWT_ERR_INVALID;
+	struct stat st;
+	if (fstat(fd, &st))
+		return HWT_ERR_IO;
+	w->pipe = !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
 	w->fd = fd;
 	w->own_fd = 0;
 	w->state = W_OPEN;
 	return 0;
 }
 
+int hwt_perf_writer_is_pipe(const struct hwt_perf_writer *w)
+{
+	return w ? w->pipe : 0;
+}
+
 int hwt_perf_writer_open(struct hwt_perf_writer *w, const char *path)
 {
 	if (!w || !path || w->state != W_ALLOC)
 		return HWT_ERR_INVALID;
+	if (!strcmp(path, "-"))
+		return hwt_perf_writer_open_fd(w, STDOUT_FILENO);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		      w->cfg.mode ? (mode_t)w->cfg.mode : 0600);
 	if (fd < 0)
@@ -220,11 +242,13 @@ int hwt_perf_writer_add_pmu(struct hwt_perf_writer *w, const char *name, uint32_
 
 /* ---- low-level output ---- */
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+/* Write p[0, n) at off: pwrite on a file; on a pipe write() in order
+ * (off is then always the stream's end). */
+static int pwrite_all(const struct hwt_perf_writer *w, const void *p, size_t n, uint64_t off)
 {
 	const uint8_t *b = p;
 	while (n) {
-		ssize_t k = pwrite(fd, b, n, (off_t)off);
+		ssize_t k = w->pipe ? write(w->fd, b, n) : pwrite(w->fd, b, n, (off_t)off);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
@@ -245,7 +269,7 @@ static int wflush(struct hwt_perf_writer *w)
 		return w->err;
 	if (!w->blen)
 		return 0;
-	int e = pwrite_all(w->fd, w->buf, w->blen, w->pos);
+	int e = pwrite_all(w, w->buf, w->blen, w->pos);
 	if (e)
 		return w->err = e;
 	w->pos += w->blen;
@@ -262,7 +286,7 @@ static int emit(struct hwt_perf_writer *w, const void *p, size_t n)
 		if (e)
 			return e;
 		if (n >= DIRECT_MIN) {
-			e = pwrite_all(w->fd, p, n, w->pos);
+			e = pwrite_all(w, p, n, w->pos);
 			if (e)
 				return w->err = e;
 			w->pos += n;
@@ -284,6 +308,8 @@ uint64_t hwt_perf_writer_offset(const struct hwt_perf_writer *w)
 	return w ? wpos(w) : 0;
 }
 
+static int begin_pipe(struct hwt_perf_writer *w);
+
 /* Lay down header placeholder, id arrays and attrs; the data follows. */
 static int begin_data(struct hwt_perf_writer *w)
 {
@@ -292,6 +318,8 @@ static int begin_data(struct hwt_perf_writer *w)
 	if (w->state != W_OPEN)
 		return HWT_ERR_INVALID;
 	w->state = W_DATA;
+	if (w->pipe)
+		return begin_pipe(w);
 	struct hwt_perf_file_header h;
 	memset(&h, 0, sizeof(h));
 	int e = emit(w, &h, sizeof(h));
@@ -963,11 +991,83 @@ static int feat_skip(const struct hwt_perf_writer *w, int feat)
 	       (feat == HWT_FEAT_BUILD_ID && !w->bids_len);
 }
 
+/* Pipe mode's header: the pipe header, HEADER_ATTR and HEADER_FEATURE
+ * records (a feature too big for one record is left out). */
+static int begin_pipe(struct hwt_perf_writer *w)
+{
+	uint64_t ph[2] = {HWT_PERF_MAGIC2, 16};
+	int e = emit(w, ph, sizeof(ph));
+	for (size_t i = 0; i < w->nr_attrs && !e; i++) {
+		size_t ids = w->attrs[i].nr_ids * sizeof(uint64_t);
+		size_t size = sizeof(struct perf_event_header) + sizeof(w->attrs[i].attr) + ids;
+		if (size > UINT16_MAX)
+			return w->err = HWT_ERR_INVALID; /* too many ids for a record */
+		struct perf_event_header h = {HWT_PERF_RECORD_HEADER_ATTR, 0, (uint16_t)size};
+		e = emit(w, &h, sizeof(h));
+		if (!e)
+			e = emit(w, &w->attrs[i].attr, sizeof(w->attrs[i].attr));
+		if (!e && ids)
+			e = emit(w, w->attrs[i].ids, ids);
+	}
+	for (size_t i = 0; i < NFEAT && !e; i++) {
+		int f = features[i];
+		if (f == HWT_FEAT_BUILD_ID || f == HWT_FEAT_AUXTRACE)
+			continue; /* build-ids at finish; no index in pipe mode */
+		struct fbuf body = {0};
+		build_feature(w, f, &body);
+		if (body.err) {
+			free(body.p);
+			return w->err = body.err;
+		}
+		size_t size = sizeof(struct perf_event_header) + 8 + body.len;
+		if (size <= UINT16_MAX) {
+			struct perf_event_header h = {HWT_PERF_RECORD_HEADER_FEATURE, 0,
+						      (uint16_t)size};
+			uint64_t id = (uint64_t)f;
+			e = emit(w, &h, sizeof(h));
+			if (!e)
+				e = emit(w, &id, 8);
+			if (!e)
+				e = emit(w, body.p, body.len);
+		}
+		free(body.p);
+	}
+	w->data_offset = wpos(w);
+	return e;
+}
+
+static int finish_pipe(struct hwt_perf_writer *w)
+{
+	int e = 0;
+	for (size_t off = 0; off + sizeof(struct perf_event_header) <= w->bids_len && !e;) {
+		struct perf_event_header h;
+		memcpy(&h, w->bids + off, sizeof(h));
+		h.type = HWT_PERF_RECORD_HEADER_BUILD_ID;
+		e = emit(w, &h, sizeof(h));
+		if (!e)
+			e = emit(w, w->bids + off + sizeof(h), h.size - sizeof(h));
+		off += h.size;
+	}
+	if (!e)
+		e = wflush(w);
+	if (!e && w->own_fd) {
+		if (close(w->fd))
+			e = HWT_ERR_IO;
+		w->fd = -1;
+	}
+	if (e)
+		return w->err = e;
+	w->state = W_DONE;
+	return 0;
+}
+
 int hwt_perf_writer_finish(struct hwt_perf_writer *w)
 {
 	int e = ready(w);
 	if (e)
 		return e;
+	if (w->pipe)
+		return finish_pipe(w);
 	e = wflush(w);
 	if (e)
 		return e;
@@ -1003,12 +1103,12 @@ int hwt_perf_writer_finish(struct hwt_perf_writer *w)
 		free(body.p);
 		return w->err = body.err;
 	}
-	e = pwrite_all(w->fd, sec, nsec * sizeof(sec[0]), data_end);
+	e = pwrite_all(w, sec, nsec * sizeof(sec[0]), data_end);
 	if (!e)
-		e = pwrite_all(w->fd, body.p, body.len, at);
+		e = pwrite_all(w, body.p, body.len, at);
 	free(body.p);
 	if (!e)
-		e = pwrite_all(w->fd, &h, sizeof(h), 0);
+		e = pwrite_all(w, &h, sizeof(h), 0);
 	if (!e && w->own_fd) {
 		if (close(w->fd))
 			e = HWT_ERR_IO;

@@ -110,17 +110,7 @@ int hwt_find_program(const char *name, char *out, size_t outlen)
 
 static int plugin_default(char *out, size_t outlen)
 {
-	char exe[PATH_MAX - 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	snprintf(out, outlen, "%s/hwt-pt-plugin.so", exe);
-	return access(out, R_OK) ? -1 : 0;
+	return hwt_unit_find_plugin("hwt-pt-plugin.so", out, outlen);
 }
 
 static int probe(struct hwt_unit_info *info)
@@ -146,8 +136,8 @@ static int probe(struct hwt_unit_info *info)
 		return HWT_ERR_NOT_PRESENT;
 	}
 	if (plugin_default(p, sizeof(p))) {
-		snprintf(info->why, sizeof(info->why),
-			 "hwt-pt-plugin.so not found next to the hwt binary (build it: make)");
+		snprintf(info->why, sizeof(info->why), "hwt-pt-plugin.so not found %s",
+			 hwt_unit_plugin_places());
 		return HWT_ERR_NOT_PRESENT;
 	}
 	info->present = 1;
@@ -330,7 +320,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	if (cfg->plugin_path)
 		snprintf(plugin, sizeof(plugin), "%s", cfg->plugin_path);
 	else if (plugin_default(plugin, sizeof(plugin))) {
-		hwt_session_set_err(s, "hwt-pt-plugin.so not found next to the hwt binary");
+		hwt_session_set_err(s, "hwt-pt-plugin.so not found %s", hwt_unit_plugin_places());
 		return HWT_ERR_NOT_PRESENT;
 	}
 	char **prog = NULL;

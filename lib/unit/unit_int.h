@@ -23,6 +23,13 @@ extern const struct hwt_unit_ops hwt_unit_dummy;
  * emu_pt.c; also used by `hwt record` (tools/cmd_record.c). */
 int hwt_find_program(const char *name, char *out, size_t outlen);
 
+/* Find the QEMU plugin file `name` of an emulated unit (plugin_path.c:
+ * $HWT_PLUGIN_DIR, else next to the running program, its ../lib/hwt, the
+ * compile-time HWT_PLUGINDIR): 0 with its path in out, or -1.
+ * hwt_unit_plugin_places() says where it looked, for error messages. */
+int hwt_unit_find_plugin(const char *name, char *out, size_t outlen);
+const char *hwt_unit_plugin_places(void);
+
 /* A one-line error for the session (what failed, on what, what to do). */
 void hwt_session_set_err(struct hwt_session *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
