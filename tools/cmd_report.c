@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "out/out.h"
+#include "progress.h"
 #include "report_views.h"
 #include "script_perf.h"
 #include "srcline.h"
@@ -41,7 +42,8 @@ static const char usage_text[] =
     "  --lcov         coverage as an lcov tracefile (lines, functions, branches;\n"
     "                 for genhtml)\n"
     "  --drcov        coverage as a DynamoRIO drcov log (modules, basic blocks)\n"
-    "  -o OUT         write those to OUT (default: stdout)\n";
+    "  -o OUT         write those to OUT (default: stdout)\n"
+    "  --no-progress  no progress line on stderr (shown only on a terminal)\n";
 
 static const char unknown[] = "[unknown]";
 
@@ -378,7 +380,7 @@ int hwt_cmd_report(int argc, char **argv)
 {
 	const char *input = NULL;
 	unsigned long long top = 40;
-	int srcline = 0, view = -1;
+	int srcline = 0, view = -1, progress = 1;
 	const char *output = NULL;
 	struct report r;
 	memset(&r, 0, sizeof(r));
@@ -405,6 +407,8 @@ int hwt_cmd_report(int argc, char **argv)
 				return cli_usage_error(usage_text);
 			}
 			output = argv[++i];
+		} else if (!strcmp(a, "--no-progress")) {
+			progress = 0;
 		} else if (!strcmp(a, "--flamegraph")) {
 			view = RV_FLAME;
 		} else if (!strcmp(a, "--flame-chart")) {
@@ -441,7 +445,7 @@ int hwt_cmd_report(int argc, char **argv)
 	if (!input)
 		input = "hwt.data";
 	if (view >= 0)
-		return report_views(input, view, output);
+		return report_views(input, view, output, progress);
 	r.sc = sp_symcache_alloc();
 	if (srcline && !(r.sl = sl_cache_alloc())) {
 		sp_symcache_free(r.sc);
@@ -464,7 +468,11 @@ int hwt_cmd_report(int argc, char **argv)
 	};
 	/* per-thread state is freed with the engine's threads: collect it
 	 * through the consumer only (rthread is small, one per thread) */
+	struct progress *pg = progress_start("report", input, progress);
+	c.progress = pg ? progress_cb : NULL;
+	c.progress_arg = pg;
 	int rc = sp_run(input, "report", &c);
+	progress_stop(pg);
 	if (rc != 2) {
 		if (r.nomem)
 			cli_err("report", "out of memory: the summary is incomplete");

@@ -20,6 +20,7 @@
 #include "hwt/perf_data.h"
 #include "out/out.h"
 #include "out/timeline.h"
+#include "progress.h"
 #include "script_perf.h"
 #include "timeline_int.h"
 
@@ -241,7 +242,7 @@ int timeline_write(const char *input, int fd, const char *what,
 		cli_err("timeline", "out of memory");
 		goto out;
 	}
-	if (sideband(input, &st, st.tl))
+	if (strcmp(input, "-") && sideband(input, &st, st.tl)) /* a pipe is read once */
 		goto out;
 	struct sp_consumer c = {
 	    .arg = &st,
@@ -249,8 +250,11 @@ int timeline_write(const char *input, int fd, const char *what,
 	    .branch = t_branch,
 	    .gap = t_gap,
 	};
-	(void)progress;
+	struct progress *pg = progress_start("timeline", input, progress);
+	c.progress = pg ? progress_cb : NULL;
+	c.progress_arg = pg;
 	rc = sp_run(input, "timeline", &c);
+	progress_stop(pg);
 	if (rc != 2) {
 		for (size_t i = 0; i < st.nex; i++)
 			if (st.ex[i].tid)

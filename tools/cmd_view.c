@@ -161,7 +161,7 @@ int hwt_cmd_view(int argc, char **argv)
 	}
 	char svg[4200];
 	snprintf(svg, sizeof(svg), "%s/flame.svg", dir);
-	if (report_views(input, RV_FLAME, svg) == 2) {
+	if (report_views(input, RV_FLAME, svg, progress) == 2) {
 		rc = 2;
 		goto out;
 	}

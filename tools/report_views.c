@@ -22,6 +22,7 @@
 #include "out/cover.h"
 #include "out/flame.h"
 #include "out/out.h"
+#include "progress.h"
 #include "report_views.h"
 #include "script_perf.h"
 
@@ -169,7 +170,7 @@ static void v_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, 
 		end_block(v, th);
 }
 
-int report_views(const char *input, int kind, const char *output)
+int report_views(const char *input, int kind, const char *output, int progress)
 {
 	static const char *const what[] = {"--flamegraph", "--flame-chart", "--lcov", "--drcov"};
 	struct views v;
@@ -215,7 +216,11 @@ int report_views(const char *input, int kind, const char *output)
 	    .branch = v_branch,
 	    .gap = v_gap,
 	};
+	struct progress *pg = progress_start("report", input, progress);
+	c.progress = pg ? progress_cb : NULL;
+	c.progress_arg = pg;
 	int rc = sp_run(input, "report", &c);
+	progress_stop(pg);
 	for (size_t i = 0; v.dc && i < v.nvt; i++)
 		end_block(&v, &v.vt[i]);
 	if (rc != 2) {

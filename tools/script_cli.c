@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "hwt/x86.h"
 #include "out/out.h"
+#include "progress.h"
 #include "script_perf.h"
 #include "srcline.h"
 
@@ -27,6 +28,8 @@ static const char usage_text[] =
     "  --disasm          with --insn: Intel-syntax disassembly\n"
     "  --calls           calls and returns, indented by depth, with durations\n"
     "  --no-time         leave out timestamps\n"
+    "  --no-progress     no progress line on stderr (shown only when stderr is a\n"
+    "                    terminal and stdout is not)\n"
     "  --srcline         source file:line after locations (DWARF line tables of the\n"
     "                    files, or their separate debug files); not with tsv\n"
     "Trace errors are printed inline as '[offset, ip: error: text]'; decoding goes\n"
@@ -136,7 +139,7 @@ static void p_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, 
 int hwt_script_perf(int argc, char **argv)
 {
 	const char *input = NULL;
-	int srcline = 0;
+	int srcline = 0, progress = 1;
 	struct printer pr;
 	memset(&pr, 0, sizeof(pr));
 	pr.time = 1;
@@ -163,6 +166,8 @@ int hwt_script_perf(int argc, char **argv)
 			pr.time = 0;
 		} else if (!strcmp(a, "--srcline")) {
 			srcline = 1;
+		} else if (!strcmp(a, "--no-progress")) {
+			progress = 0;
 		} else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
 			const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!v || (strcmp(v, "tsv") && strcmp(v, "text"))) {
@@ -209,7 +214,12 @@ int hwt_script_perf(int argc, char **argv)
 	    .branch = pr.mode == M_BRANCHES && pr.tsv ? p_branch_tsv : p_branch,
 	    .gap = p_gap,
 	};
+	/* not when the output goes to the same terminal */
+	struct progress *pg = progress_start("script", input, progress && !isatty(STDOUT_FILENO));
+	c.progress = pg ? progress_cb : NULL;
+	c.progress_arg = pg;
 	int rc = sp_run(input, "script", &c);
+	progress_stop(pg);
 	if (hwt_outbuf_fini(&pr.o) && rc == 0)
 		rc = 1;
 	sp_symcache_free(pr.sc);

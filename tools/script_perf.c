@@ -920,6 +920,8 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 		} else {
 			on_sideband(&e, &rec);
 		}
+		if (c->progress) /* the bytes behind us, the record's payload too */
+			c->progress(c->progress_arg, rec.file_offset + rec.size + rec.aux_size, 0);
 	}
 	for (size_t i = 0; i < e.nqueues; i++)
 		if (!e.queues[i].per_cpu)

@@ -32,6 +32,10 @@ struct sp_consumer {
 	void (*branch)(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
 		       const struct hwt_image *img, int have_time, uint64_t time_ns);
 	void (*gap)(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err);
+	/* How far decoding is: done of total bytes of the file (may be NULL;
+	 * called once per record: keep it cheap). */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 /* Decode every AUXTRACE stream of the file.  Returns 0 (no gaps), 1 (ran,
