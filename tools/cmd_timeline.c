@@ -5,7 +5,8 @@
  * A first pass over the sideband (COMM, FORK records; the trace itself is
  * skipped) names the threads and processes and collects exec events; the
  * decoding engine then feeds calls, returns, asynchronous branches
- * (signals, interrupts) and trace gaps to the writer as they come.  Exec
+ * (signals, interrupts), system calls (syscall instructions) and trace
+ * gaps to the writer as they come.  Exec
  * events are put on their thread's track before the first event that
  * follows them in time.  Memory: the writer's open calls per thread.
  */
@@ -18,6 +19,7 @@
 #include "cli.h"
 #include "hwt/error.h"
 #include "hwt/perf_data.h"
+#include "hwt/x86.h"
 #include "out/out.h"
 #include "out/timeline.h"
 #include "progress.h"
@@ -31,7 +33,7 @@ static const char usage_text[] =
     "\n"
     "Write the calls of a recording (default hwt.data) as a timeline: one track\n"
     "per thread, grouped by process, one slice per call, instant events for\n"
-    "trace gaps, asynchronous branches (signals, interrupts) and exec.\n"
+    "trace gaps, asynchronous branches (signals, interrupts), system calls and exec.\n"
     "\n"
     "  -o OUT              output file (default: stdout, not a terminal)\n"
     "  --format perfetto   Perfetto's protobuf trace (default; ui.perfetto.dev)\n"
@@ -215,6 +217,21 @@ static void t_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to,
 		st->nomem = 1;
 }
 
+/* Instructions: only system calls matter (the trace shows them as the
+ * syscall instruction; with user-only tracing the kernel's part is not
+ * traced). */
+static void t_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+		   const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	if (__builtin_expect(in->iclass != HWT_INSN_SYSCALL, 1))
+		return;
+	struct tl_state *st = arg;
+	char d[48];
+	snprintf(d, sizeof(d), "at 0x%llx", (unsigned long long)in->ip);
+	if (hwt_timeline_instant(st->tl, t->pid, t->tid, have_time ? time_ns : 0, "syscall", d))
+		st->nomem = 1;
+}
+
 static void t_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	struct tl_state *st = arg;
@@ -247,6 +264,9 @@ int timeline_write(const char *input, int fd, const char *what,
 	struct sp_consumer c = {
 	    .arg = &st,
 	    .want_time = 1,
+	    .want_insn = 1,
+	    .no_raw = 1,
+	    .insn = t_insn,
 	    .branch = t_branch,
 	    .gap = t_gap,
 	};

@@ -186,6 +186,10 @@ def chrome(path, calls_path):
     missing = set(events) - named
     if missing:
         fail("chrome: threads without a name: %s" % sorted(missing))
+    instants = collections.Counter(n for evs in events.values() for _, k, n in evs if k == "i")
+    for want in ("exec", "syscall"):
+        if not instants[want]:
+            fail("chrome: no '%s' instant event (have %s)" % (want, dict(instants)))
     n = check_slices(events, calls_of(calls_path), "chrome")
     print("chrome: %d threads, %d slices" % (len(events), n), file=sys.stderr)
 
