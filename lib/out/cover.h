@@ -16,10 +16,11 @@
  * there; the count is the executions of that first instruction), BRDA
  * (per conditional branch of a line, in address order, block = its index
  * in the line, branch 0 = taken, 1 = not taken), DA (per line: the
- * highest execution count of the line's instructions), and the LF/LH,
- * FNF/FNH, BRF/BRH totals.  Only executed code is known, so every listed
- * line, function and branch was reached (lines never executed are not
- * listed).  Addresses without a source line are left out (counted in
+ * highest execution count of the line's instructions; 0 for the lines of
+ * the line tables (hwt_image_srclines) of the files that ran that never
+ * executed), and the LF/LH, FNF/FNH, BRF/BRH totals.  Functions and
+ * branches are known only where code ran.  Addresses without a source
+ * line are left out (counted in
  * hwt_lcov_unlined).  Source paths are written with "." and "dir/.."
  * taken out (lexically), as genhtml wants them.
  *

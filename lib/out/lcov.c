@@ -24,6 +24,11 @@ struct lent {
 	uint8_t jcc;
 };
 
+struct kline {
+	const char *file; /* interned, normalized */
+	unsigned line;
+};
+
 struct lfunc {
 	uint64_t entry;
 	const char *name, *file;
@@ -39,6 +44,13 @@ struct hwt_lcov {
 	struct hwt_amap fmap; /* entry -> func + 1 */
 	struct hwt_strtab str;
 	uint64_t unlined;
+	/* every line of the line tables of the files executed code was in
+	 * (executed or not), for DA:line,0 */
+	struct kline *k;
+	size_t nk, capk;
+	struct hwt_amap mods; /* interned file path -> 1: table walked */
+	const char *last_raw, *last_norm;
+	int nomem;
 };
 
 struct hwt_lcov *hwt_lcov_alloc(void)
@@ -54,7 +66,9 @@ void hwt_lcov_free(struct hwt_lcov *c)
 	free(c->f);
 	hwt_amap_fini(&c->map);
 	hwt_amap_fini(&c->fmap);
+	hwt_amap_fini(&c->mods);
 	hwt_strtab_fini(&c->str);
+	free(c->k);
 	free(c);
 }
 
@@ -105,6 +119,51 @@ static const char *norm_path(struct hwt_lcov *c, const char *path)
 	const char *r = hwt_strtab_intern(&c->str, n ? out : ".");
 	free(out);
 	return r;
+}
+
+static int known_line(void *arg, const char *file, unsigned line)
+{
+	struct hwt_lcov *c = arg;
+	if (file != c->last_raw) { /* rows of one file come in runs */
+		c->last_norm = norm_path(c, file);
+		c->last_raw = file;
+		if (!c->last_norm)
+			return HWT_ERR_NOMEM;
+	}
+	if (c->nk && c->k[c->nk - 1].file == c->last_norm && c->k[c->nk - 1].line == line)
+		return 0;
+	if (c->nk == c->capk) {
+		size_t nc = c->capk ? 2 * c->capk : 4096;
+		struct kline *nv = realloc(c->k, nc * sizeof(*nv));
+		if (!nv)
+			return HWT_ERR_NOMEM;
+		c->k = nv;
+		c->capk = nc;
+	}
+	c->k[c->nk++] = (struct kline){c->last_norm, line};
+	return 0;
+}
+
+/* On the first address in a file: take in its whole line table. */
+static void note_file(struct hwt_lcov *c, const struct hwt_image *img, uint64_t ip)
+{
+	const char *path;
+	uint64_t foff;
+	if (hwt_image_where(img, ip, &path, &foff))
+		return;
+	path = hwt_strtab_intern(&c->str, path);
+	uint32_t *slot = path ? hwt_amap_slot(&c->mods, (uint64_t)(uintptr_t)path) : NULL;
+	if (!slot) {
+		c->nomem = 1;
+		return;
+	}
+	if (*slot)
+		return;
+	*slot = 1;
+	hwt_amap_added(&c->mods);
+	c->last_raw = NULL;
+	if (hwt_image_srclines(img, ip, known_line, c) == HWT_ERR_NOMEM)
+		c->nomem = 1;
 }
 
 static uint32_t func_of(struct hwt_lcov *c, const struct hwt_image *img, uint64_t ip)
@@ -179,6 +238,8 @@ static struct lent *entry(struct hwt_lcov *c, const struct hwt_image *img, uint6
 		/* the function table may grow: slot pointers into c->map
 		 * stay valid (different map) */
 		e->func = func_of(c, img, ip);
+		if (e->file)
+			note_file(c, img, ip);
 	}
 	*slot = (uint32_t)++c->ne;
 	hwt_amap_added(&c->map);
@@ -232,6 +293,15 @@ static int by_func(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static int by_kline(const void *a, const void *b)
+{
+	const struct kline *x = a, *y = b;
+	int r = x->file == y->file ? 0 : strcmp(x->file, y->file);
+	if (r)
+		return r;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
 static int by_func_name(const void *a, const void *b)
 {
 	const struct lfunc *x = a, *y = b;
@@ -268,6 +338,8 @@ int hwt_lcov_write(struct hwt_lcov *c, struct hwt_outbuf *o, const char *test_na
 		if (c->e[i].file)
 			v[n++] = c->e[i];
 	qsort(v, n, sizeof(*v), by_place);
+	qsort(c->k, c->nk, sizeof(*c->k), by_kline);
+	size_t kc = 0; /* the known lines of the current file start here */
 	/* a function's count: executions of its entry instruction */
 	size_t nfv = 0;
 	for (size_t i = 0; i < c->nf; i++) {
@@ -353,14 +425,29 @@ int hwt_lcov_write(struct hwt_lcov *c, struct hwt_outbuf *o, const char *test_na
 		}
 		snprintf(buf, sizeof(buf), "BRF:%zu\nBRH:%zu\n", brf, brh);
 		hwt_out_str(o, buf);
-		/* lines: the highest count of the line's instructions */
+		/* lines: the highest count of the line's instructions, and
+		 * the file's other lines of the line tables with 0, merged in
+		 * line order */
 		size_t lf = 0, lh = 0;
-		for (size_t k = i; k < j;) {
+		while (kc < c->nk && c->k[kc].file != file && strcmp(c->k[kc].file, file) < 0)
+			kc++;
+		for (size_t k = i; k < j || (kc < c->nk && c->k[kc].file == file);) {
+			if (k == j ||
+			    (kc < c->nk && c->k[kc].file == file && c->k[kc].line < v[k].line)) {
+				unsigned line = c->k[kc].line;
+				while (kc < c->nk && c->k[kc].file == file && c->k[kc].line == line)
+					kc++;
+				line_out(o, "DA", line, 0);
+				lf++;
+				continue;
+			}
 			uint64_t max = 0;
 			size_t l = k;
 			for (; l < j && v[l].line == v[k].line; l++)
 				if (v[l].count > max)
 					max = v[l].count;
+			while (kc < c->nk && c->k[kc].file == file && c->k[kc].line == v[k].line)
+				kc++;
 			line_out(o, "DA", v[k].line, max);
 			lf++;
 			lh += max != 0;

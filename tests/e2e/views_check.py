@@ -15,7 +15,8 @@ independent reading of hwt's output files compared with hwt script's text:
   chrome FILE CALLS     the same for Chrome JSON
   lcov FILE INSN        per line (DA) the highest per-instruction count of
                         the line in INSN (hwt script --insn --srcline
-                        --no-time); FNDA = count of the function's +0x0 row
+                        --no-time), 0 only for lines INSN never has; FNDA =
+                        count of the function's +0x0 row
   drcov FILE INSN       every block starts at an executed instruction and
                         every executed instruction of a file is in a block
   genhtml HTML INSN SRC the per-line counts genhtml shows for SRC equal
@@ -226,6 +227,12 @@ def lcov(path, insn_path):
         elif line.startswith("FNDA:"):
             c, name = line[5:].split(",", 1)
             fnda[(sf, name)] = int(c)
+    # lines never executed come with 0 (from the line tables)
+    zeros = [k for k, c in got.items() if c == 0]
+    for k in zeros:
+        if k in want:
+            fail("lcov: line %s:%d has 0, --insn has %d" % (k[0], k[1], want[k]))
+        del got[k]
     if got != want:
         diff = set(got.items()) ^ set(want.items())
         fail("lcov: %d lines vs %d from --insn --srcline; e.g. %s" %

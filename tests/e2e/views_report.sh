@@ -6,8 +6,9 @@
 #   - --flamegraph / --flame-chart: well-formed XML (xmllint), the frames'
 #     own counts sum to the instruction total of `hwt report`;
 #   - --lcov: every DA line equals the highest per-instruction count of
-#     that line in `hwt script --insn --srcline`, FNDA the rows at the
-#     function's +0x0; genhtml renders it, and the counts it shows for
+#     that line in `hwt script --insn --srcline` (0 only for lines never
+#     executed; the program's line that never runs is there with 0), FNDA
+#     the rows at the function's +0x0; genhtml renders it, and the counts it shows for
 #     the program's source equal the same; libc's lines come from Debian's
 #     separate debug files (libc6-dbg) when installed;
 #   - --drcov: header, module table, blocks that start at executed
@@ -66,6 +67,9 @@ elif ! why=$(python3 "$CHECK" lcov "$T/p.info" "$T/insn.txt" 2>/dev/null); then
 	fail $name "$why"
 elif ! grep -q "^SF:$SRC\$" "$T/p.info"; then
 	fail $name "no record for $SRC"
+elif nr=$(grep -n 'not reached' "$SRC" | cut -d: -f1) &&
+	! sed -n "\|^SF:$SRC\$|,/^end_of_record/p" "$T/p.info" | grep -q "^DA:$nr,0\$"; then
+	fail $name "the line that never runs ($nr) is not listed with 0"
 else
 	pass $name
 fi

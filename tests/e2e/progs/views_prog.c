@@ -2,7 +2,7 @@
  * (tests/e2e/views_*.sh): two threads with their own names, a few
  * functions (a recursive one, a loop with data-dependent branches), and a
  * system call, so timelines, flame graphs and coverage have something to
- * show. */
+ * show; one function never runs. */
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -31,6 +31,11 @@ static unsigned long fib_rec(int n)
 	return n < 2 ? (unsigned long)n : fib_rec(n - 1) + fib_rec(n - 2);
 }
 
+static void never_called(void)
+{
+	puts("not reached"); /* a line that never runs, for coverage */
+}
+
 static void *worker_main(void *arg)
 {
 	unsigned long *v = arg;
@@ -47,6 +52,8 @@ int main(void)
 	unsigned long m = crunch(7, 200);
 	m += (unsigned long)getppid() & 1;
 	pthread_join(t, NULL);
+	if (m == 42)
+		never_called();
 	printf("%lu\n", m ^ v);
 	return 0;
 }
