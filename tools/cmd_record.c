@@ -47,7 +47,9 @@ static const char usage_text[] =
     "                  cyc_thresh=N,psb_period=N,noretcomp,branch=0/u\n"
     "  --emulate       use the emulated Intel PT unit (QEMU) even if hardware exists\n"
     "  --no-emulate    hardware only: fail if the trace unit is not present\n"
-    "  -o FILE         output (default hwt.data; an existing one becomes FILE.old)\n"
+    "  -o FILE         output (default hwt.data; an existing one becomes FILE.old);\n"
+    "                  '-': standard output (perf's pipe mode on a pipe; the program's\n"
+    "                  own standard output then goes to standard error)\n"
     "  -m SIZE         AUX buffer per stream: bytes with K/M/G suffix, or pages;\n"
     "                  DATA,AUX sets both rings\n"
     "  -S[SIZE]        snapshot mode: keep the newest SIZE bytes, written on SIGUSR2\n"
@@ -312,6 +314,8 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 			return 2;
 		}
 	}
+	if (!strcmp(o->output, "-"))
+		return 0; /* standard output */
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", o->output);
 	const char *d = dirname(dir);

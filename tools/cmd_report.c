@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "hwt/decode.h"
 #include "out/out.h"
 #include "progress.h"
 #include "report_views.h"
@@ -208,7 +209,7 @@ static uint32_t node_child(struct report *r, uint32_t parent, const char *name)
 	return v;
 }
 
-static struct rthread *rt(struct sp_thread *t)
+static struct rthread *rt(struct hwt_dec_thread *t)
 {
 	if (!t->user) {
 		t->user = calloc(1, sizeof(struct rthread));
@@ -216,6 +217,12 @@ static struct rthread *rt(struct sp_thread *t)
 			((struct rthread *)t->user)->block_start = 1;
 	}
 	return t->user;
+}
+
+static void r_thread_free(void *arg, struct hwt_dec_thread *t)
+{
+	free(t->user);
+	t->user = NULL;
 }
 
 static const char *fname(struct report *r, const struct hwt_image *img, uint64_t ip)
@@ -228,7 +235,7 @@ static const char *fname(struct report *r, const struct hwt_image *img, uint64_t
 	return n ? n : unknown;
 }
 
-static void r_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+static void r_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_insn *in,
 		   const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct report *r = arg;
@@ -269,7 +276,7 @@ static void r_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 	}
 }
 
-static void r_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+static void r_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 		     const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct report *r = arg;
@@ -291,7 +298,7 @@ static void r_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to,
 	}
 }
 
-static void r_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err)
+static void r_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	if (!t)
 		return;
@@ -457,21 +464,19 @@ int hwt_cmd_report(int argc, char **argv)
 		sl_cache_free(r.sl);
 		return 2;
 	}
-	struct sp_consumer c = {
+	struct hwt_decode_consumer c = {
+	    .size = sizeof(c),
 	    .arg = &r,
-	    .want_insn = 1,
-	    .no_raw = 1,
-	    .want_time = r.mode == 0,
+	    .flags = r.mode == 0 ? HWT_DEC_WANT_TIME : 0u,
 	    .insn = r_insn,
 	    .branch = r_branch,
 	    .gap = r_gap,
+	    .thread_free = r_thread_free,
 	};
-	/* per-thread state is freed with the engine's threads: collect it
-	 * through the consumer only (rthread is small, one per thread) */
+	/* per-thread state (rthread: small, one per thread) goes with the
+	 * decoder's threads */
 	struct progress *pg = progress_start("report", input, progress);
-	c.progress = pg ? progress_cb : NULL;
-	c.progress_arg = pg;
-	int rc = sp_run(input, "report", &c);
+	int rc = sp_run_progress(input, "report", &c, pg);
 	progress_stop(pg);
 	if (rc != 2) {
 		if (r.nomem)

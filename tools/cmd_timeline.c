@@ -23,6 +23,7 @@
 #include "out/out.h"
 #include "out/timeline.h"
 #include "progress.h"
+#include "hwt/decode.h"
 #include "script_perf.h"
 #include "timeline_int.h"
 
@@ -185,7 +186,7 @@ static void flush_exec(struct tl_state *st, uint32_t tid, uint64_t t)
 	}
 }
 
-static void t_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+static void t_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 		     const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct tl_state *st = arg;
@@ -220,7 +221,7 @@ static void t_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to,
 /* Instructions: only system calls matter (the trace shows them as the
  * syscall instruction; with user-only tracing the kernel's part is not
  * traced). */
-static void t_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+static void t_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_insn *in,
 		   const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	if (__builtin_expect(in->iclass != HWT_INSN_SYSCALL, 1))
@@ -232,7 +233,7 @@ static void t_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 		st->nomem = 1;
 }
 
-static void t_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err)
+static void t_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	struct tl_state *st = arg;
 	if (!t)
@@ -261,19 +262,16 @@ int timeline_write(const char *input, int fd, const char *what,
 	}
 	if (strcmp(input, "-") && sideband(input, &st, st.tl)) /* a pipe is read once */
 		goto out;
-	struct sp_consumer c = {
+	struct hwt_decode_consumer c = {
+	    .size = sizeof(c),
 	    .arg = &st,
-	    .want_time = 1,
-	    .want_insn = 1,
-	    .no_raw = 1,
+	    .flags = HWT_DEC_WANT_TIME,
 	    .insn = t_insn,
 	    .branch = t_branch,
 	    .gap = t_gap,
 	};
 	struct progress *pg = progress_start("timeline", input, progress);
-	c.progress = pg ? progress_cb : NULL;
-	c.progress_arg = pg;
-	rc = sp_run(input, "timeline", &c);
+	rc = sp_run_progress(input, "timeline", &c, pg);
 	progress_stop(pg);
 	if (rc != 2) {
 		for (size_t i = 0; i < st.nex; i++)

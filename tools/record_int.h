@@ -24,11 +24,17 @@ struct hwt_record {
 	 * build-id in the file and, unless no_buildid_cache, save the vdso
 	 * into the build-id cache */
 	int vdso, no_buildid_cache;
+	/* output "-": the writer writes to out_fd, a dup of the standard
+	 * output (pipe mode on a pipe), closed by finish/abort; standard
+	 * output itself then goes to standard error, so that the recorded
+	 * program's output does not mix with the data */
+	int to_stdout, out_fd;
 };
 
 /* The session sink that writes into rec (valid once begin() ran). */
 void hwt_record_sink(struct hwt_record *rec, struct hwt_sink *sink);
-/* Rename an existing path to path.old and create path (0600). */
+/* Rename an existing path to path.old and create path (0600); "-" is the
+ * standard output (see to_stdout). */
 int hwt_record_open_output(struct hwt_record *rec, const char *path, int argc, char **argv,
 			   char *err, size_t errlen);
 /* After the session started: attrs, PMU mappings, AUXTRACE_INFO, ID_INDEX;

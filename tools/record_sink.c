@@ -15,6 +15,8 @@
 #include <dirent.h>
 #include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,12 +149,21 @@ void hwt_record_sink(struct hwt_record *rec, struct hwt_sink *sink)
 	sink->aux = sink_aux;
 }
 
+/* A reader that goes away makes writes fail (EPIPE) instead of killing
+ * hwt; a handler, not SIG_IGN, so that the recorded program (exec resets
+ * handlers) keeps the default. */
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+}
+
 int hwt_record_open_output(struct hwt_record *rec, const char *path, int argc, char **argv,
 			   char *err, size_t errlen)
 {
 	struct stat sb;
 	snprintf(rec->path, sizeof(rec->path), "%s", path);
-	if (!lstat(path, &sb)) {
+	rec->to_stdout = !strcmp(path, "-");
+	if (!rec->to_stdout && !lstat(path, &sb)) {
 		char old[4200];
 		snprintf(old, sizeof(old), "%s.old", path);
 		if (rename(path, old)) {
@@ -176,7 +187,23 @@ int hwt_record_open_output(struct hwt_record *rec, const char *path, int argc, c
 	free(av);
 	if (!rec->w)
 		return HWT_ERR_NOMEM;
-	int e = hwt_perf_writer_open(rec->w, path);
+	int e;
+	if (rec->to_stdout) {
+		/* the data keeps the standard output; everything else written
+		 * there from now on (the program's output) goes to stderr */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_sigpipe;
+		sigaction(SIGPIPE, &sa, NULL);
+		rec->out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		e = rec->out_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0
+			? HWT_ERR_IO
+			: hwt_perf_writer_open_fd(rec->w, rec->out_fd);
+		if (e && rec->out_fd >= 0)
+			close(rec->out_fd);
+	} else {
+		e = hwt_perf_writer_open(rec->w, path);
+	}
 	if (e) {
 		snprintf(err, errlen, "cannot write '%s': %s (choose another file with -o)", path,
 			 strerror(errno));
@@ -195,7 +222,10 @@ void hwt_record_abort(struct hwt_record *rec)
 	if (rec->w) {
 		hwt_perf_writer_free(rec->w);
 		rec->w = NULL;
-		unlink(rec->path);
+		if (rec->to_stdout)
+			close(rec->out_fd);
+		else
+			unlink(rec->path);
 	}
 }
 
@@ -383,8 +413,11 @@ int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, 
 		add_vdso(rec);
 	if (!e)
 		e = hwt_perf_writer_finish(rec->w);
+	uint64_t written = hwt_perf_writer_offset(rec->w);
 	hwt_perf_writer_free(rec->w);
 	rec->w = NULL;
+	if (rec->to_stdout && close(rec->out_fd) && !e)
+		e = HWT_ERR_IO;
 	free(rec->last_time);
 	rec->last_time = NULL;
 	rec->nlast = 0;
@@ -393,7 +426,9 @@ int hwt_record_finish(struct hwt_record *rec, struct hwt_session *s, char *err, 
 		return e;
 	}
 	struct stat sb;
-	if (!stat(rec->path, &sb))
+	if (rec->to_stdout)
+		rec->bytes_written = written;
+	else if (!stat(rec->path, &sb))
 		rec->bytes_written = (uint64_t)sb.st_size;
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include "out/out.h"
 #include "progress.h"
 #include "report_views.h"
+#include "hwt/decode.h"
 #include "script_perf.h"
 
 struct views {
@@ -33,9 +34,9 @@ struct views {
 	struct hwt_lcov *lc;
 	struct hwt_drcov *dc;
 	int nomem;
-	/* per-thread state, here (not in sp_thread.user, which the engine
-	 * frees) so the last block of each thread can be written at the
-	 * end; sp_thread.user holds the index + 1 */
+	/* per-thread state, here (not in hwt_dec_thread.user, which goes
+	 * with the decoder's threads) so the last block of each thread can
+	 * be written at the end; hwt_dec_thread.user holds the index + 1 */
 	struct vthread *vt;
 	size_t nvt;
 };
@@ -48,7 +49,7 @@ struct vthread {
 	int bmod;	       /* its module */
 };
 
-static struct vthread *vt(struct views *v, struct sp_thread *t)
+static struct vthread *vt(struct views *v, struct hwt_dec_thread *t)
 {
 	if (!t->user) {
 		size_t *idx = malloc(sizeof(*idx));
@@ -90,7 +91,7 @@ static void flame_enter(struct views *v, struct vthread *th, uint32_t parent, co
 		v->nomem = 1;
 }
 
-static void v_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+static void v_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_insn *in,
 		   const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct views *v = arg;
@@ -132,7 +133,7 @@ static void end_block(struct views *v, struct vthread *th)
 	th->bstart = 0;
 }
 
-static void v_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+static void v_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 		     const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct views *v = arg;
@@ -159,7 +160,13 @@ static void v_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to,
 	}
 }
 
-static void v_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err)
+static void v_thread_free(void *arg, struct hwt_dec_thread *t)
+{
+	free(t->user); /* the index; the state stays in views.vt */
+	t->user = NULL;
+}
+
+static void v_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	struct views *v = arg;
 	if (!t || !t->user)
@@ -207,19 +214,17 @@ int report_views(const char *input, int kind, const char *output, int progress)
 			return 2;
 		}
 	}
-	struct sp_consumer c = {
+	struct hwt_decode_consumer c = {
+	    .size = sizeof(c),
 	    .arg = &v,
-	    .want_insn = 1,
-	    .no_raw = 1,
-	    .want_time = kind == RV_FLAME || kind == RV_CHART,
+	    .flags = kind == RV_FLAME || kind == RV_CHART ? HWT_DEC_WANT_TIME : 0u,
 	    .insn = v_insn,
+	    .thread_free = v_thread_free,
 	    .branch = v_branch,
 	    .gap = v_gap,
 	};
 	struct progress *pg = progress_start("report", input, progress);
-	c.progress = pg ? progress_cb : NULL;
-	c.progress_arg = pg;
-	int rc = sp_run(input, "report", &c);
+	int rc = sp_run_progress(input, "report", &c, pg);
 	progress_stop(pg);
 	for (size_t i = 0; v.dc && i < v.nvt; i++)
 		end_block(&v, &v.vt[i]);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hwt/decode.h"
 #include "hwt/x86.h"
 #include "out/out.h"
 #include "progress.h"
@@ -38,6 +39,20 @@ static const char usage_text[] =
 
 enum mode { M_BRANCHES, M_INSN, M_CALLS };
 
+/* --calls: per thread (hwt_dec_thread.user) */
+#define CALL_STACK 256
+struct calls {
+	unsigned depth; /* call depth seen so far (calls - returns, >= 0) */
+	uint64_t call_time[CALL_STACK];
+	uint8_t call_have_time[CALL_STACK];
+};
+
+static void thread_free(void *arg, struct hwt_dec_thread *t)
+{
+	free(t->user);
+	t->user = NULL;
+}
+
 struct printer {
 	struct hwt_outbuf o;
 	struct sp_symcache *sc;
@@ -54,7 +69,7 @@ static void loc(struct printer *pr, const struct hwt_image *img, uint64_t ip, st
 		l->src = sl_srcline(pr->sl, img, ip);
 }
 
-static void p_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+static void p_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_insn *in,
 		   const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct printer *pr = arg;
@@ -67,7 +82,7 @@ static void p_insn(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
 }
 
 /* --insn --srcline (its own callback keeps p_insn lean) */
-static void p_insn_src(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
+static void p_insn_src(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_insn *in,
 		       const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct printer *pr = arg;
@@ -78,14 +93,14 @@ static void p_insn_src(void *arg, struct sp_thread *t, const struct hwt_pt_insn 
 }
 
 /* --branches --format tsv: no lookups (its own callback keeps it lean) */
-static void p_branch_tsv(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+static void p_branch_tsv(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 			 const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct printer *pr = arg;
 	hwt_out_branch_tsv(&pr->o, t->tid, from, to, kind);
 }
 
-static void p_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
+static void p_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 		     const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
 	struct printer *pr = arg;
@@ -103,34 +118,37 @@ static void p_branch(void *arg, struct sp_thread *t, uint64_t from, uint64_t to,
 	}
 	if (pr->mode != M_CALLS)
 		return;
+	if (!t->user && !(t->user = calloc(1, sizeof(struct calls))))
+		return;
+	struct calls *cs = t->user;
 	struct hwt_out_loc lf, lt;
 	if (kind == HWT_BR_CALL || kind == HWT_BR_ICALL) {
 		loc(pr, img, from, &lf);
 		loc(pr, img, to, &lt);
-		hwt_out_call(&pr->o, t->tid, have_time, time_ns, t->depth, &lf, &lt);
-		if (t->depth < SP_STACK) {
-			t->call_time[t->depth] = time_ns;
-			t->call_have_time[t->depth] = (uint8_t)have_time;
+		hwt_out_call(&pr->o, t->tid, have_time, time_ns, cs->depth, &lf, &lt);
+		if (cs->depth < CALL_STACK) {
+			cs->call_time[cs->depth] = time_ns;
+			cs->call_have_time[cs->depth] = (uint8_t)have_time;
 		}
-		t->depth++;
+		cs->depth++;
 	} else if (kind == HWT_BR_RET) {
 		int have_dur = 0;
 		uint64_t dur = 0;
-		if (t->depth) {
-			t->depth--;
-			if (t->depth < SP_STACK && t->call_have_time[t->depth] && have_time &&
-			    time_ns >= t->call_time[t->depth]) {
+		if (cs->depth) {
+			cs->depth--;
+			if (cs->depth < CALL_STACK && cs->call_have_time[cs->depth] && have_time &&
+			    time_ns >= cs->call_time[cs->depth]) {
 				have_dur = 1;
-				dur = time_ns - t->call_time[t->depth];
+				dur = time_ns - cs->call_time[cs->depth];
 			}
 		}
 		loc(pr, img, from, &lf);
 		loc(pr, img, to, &lt);
-		hwt_out_ret(&pr->o, t->tid, have_time, time_ns, t->depth, &lf, &lt, have_dur, dur);
+		hwt_out_ret(&pr->o, t->tid, have_time, time_ns, cs->depth, &lf, &lt, have_dur, dur);
 	}
 }
 
-static void p_gap(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err)
+static void p_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	struct printer *pr = arg;
 	hwt_out_gap(&pr->o, t ? t->tid : 0, offset, ip, hwt_errstr(err));
@@ -205,20 +223,20 @@ int hwt_script_perf(int argc, char **argv)
 		sl_cache_free(pr.sl);
 		return 2;
 	}
-	struct sp_consumer c = {
+	struct hwt_decode_consumer c = {
+	    .size = sizeof(c),
 	    .arg = &pr,
-	    .want_insn = pr.mode == M_INSN,
-	    .want_time = pr.time && !pr.tsv,
-	    .no_raw = !pr.disasm, /* only the disassembly needs the bytes */
+	    /* only the disassembly needs the bytes */
+	    .flags =
+		(pr.time && !pr.tsv ? HWT_DEC_WANT_TIME : 0u) | (pr.disasm ? HWT_DEC_WANT_RAW : 0u),
 	    .insn = pr.mode == M_INSN ? (pr.sl ? p_insn_src : p_insn) : NULL,
 	    .branch = pr.mode == M_BRANCHES && pr.tsv ? p_branch_tsv : p_branch,
 	    .gap = p_gap,
+	    .thread_free = thread_free,
 	};
 	/* not when the output goes to the same terminal */
 	struct progress *pg = progress_start("script", input, progress && !isatty(STDOUT_FILENO));
-	c.progress = pg ? progress_cb : NULL;
-	c.progress_arg = pg;
-	int rc = sp_run(input, "script", &c);
+	int rc = sp_run_progress(input, "script", &c, pg);
 	progress_stop(pg);
 	if (hwt_outbuf_fini(&pr.o) && rc == 0)
 		rc = 1;

@@ -1,47 +1,25 @@
-/* tools/script_perf.h - decode a perf.data recording (hwt's or perf's
- * intel_pt) into a stream of instructions, taken branches and gaps, for
- * "hwt script" (script_perf.c) and "hwt report" (cmd_report.c). */
+/* tools/script_perf.h - decode a perf.data recording (hwt's or perf's)
+ * through the library (hwt/decode.h) for "hwt script" (script_cli.c) and
+ * "hwt report" (cmd_report.c): the CLI's wrapper and a symbol cache. */
 #ifndef HWT_TOOLS_SCRIPT_PERF_H
 #define HWT_TOOLS_SCRIPT_PERF_H
 
 #include <stdint.h>
 
 #include "hwt/image.h"
-#include "hwt/pt_flow.h"
 
-#define SP_STACK 256
+struct hwt_decode_consumer;
 
-/* Per traced thread, persistent across the trace. */
-struct sp_thread {
-	uint32_t pid, tid;
-	unsigned depth; /* call depth seen so far (calls - returns, >= 0) */
-	uint64_t call_time[SP_STACK];
-	uint8_t call_have_time[SP_STACK];
-	void *user; /* the consumer's; free()d with the thread */
-};
-
-struct sp_consumer {
-	void *arg;
-	int want_insn; /* deliver every instruction (else branches only) */
-	int want_time; /* fill have_time/time_ns */
-	int no_raw;    /* instructions need no raw bytes and no class but a
-			* branch's (decoded block by block then) */
-	void (*insn)(void *arg, struct sp_thread *t, const struct hwt_pt_insn *in,
-		     const struct hwt_image *img, int have_time, uint64_t time_ns);
-	/* A taken branch (kind: enum hwt_branch_kind of out/out.h). */
-	void (*branch)(void *arg, struct sp_thread *t, uint64_t from, uint64_t to, int kind,
-		       const struct hwt_image *img, int have_time, uint64_t time_ns);
-	void (*gap)(void *arg, struct sp_thread *t, uint64_t offset, uint64_t ip, int err);
-	/* How far decoding is: done of total bytes of the file (may be NULL;
-	 * called once per record: keep it cheap). */
-	void (*progress)(void *arg, uint64_t done, uint64_t total);
-	void *progress_arg;
-};
-
-/* Decode every AUXTRACE stream of the file.  Returns 0 (no gaps), 1 (ran,
- * with gaps or errors in the trace), 2 (cannot read the file; message
- * printed as "hwt CMD: ..."). */
-int sp_run(const char *path, const char *cmd, const struct sp_consumer *c);
+/* Decode every AUXTRACE stream of the file with the library's recording
+ * decoder (hwt/decode.h).  Returns 0 (no gaps), 1 (ran, with gaps or
+ * errors in the trace or file), 2 (cannot read the file or decode its
+ * format; message printed as "hwt CMD: ..."). */
+int sp_run(const char *path, const char *cmd, const struct hwt_decode_consumer *c);
+/* The same, updating a progress line (tools/progress.h; NULL: none) with
+ * the bytes of the file decoded so far. */
+struct progress;
+int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_consumer *c,
+		    struct progress *pg);
 
 /* Symbol lookup with a small cache (per image). */
 struct sp_symcache;

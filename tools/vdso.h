@@ -1,25 +1,11 @@
-/* tools/vdso.h - the vdso and perf's build-id cache (vdso.c). */
+/* tools/vdso.h - the vdso and perf's build-id cache, for "hwt record"
+ * (record_sink.c): the library's (lib/decode/vdso.c) under short names. */
 #ifndef HWT_TOOLS_VDSO_H
 #define HWT_TOOLS_VDSO_H
-#include <stddef.h>
-#include <stdint.h>
+#include "decode/vdso.h"
 
-/* This process's vdso (the kernel maps the same one into every process):
- * its bytes in this process and their size.  0, or HWT_ERR_NOMAP. */
-int vdso_self(const uint8_t **data, size_t *size);
-/* The GNU build-id note of an ELF image held in memory (a vdso): 0 with
- * id (up to 20 bytes) and *len, or HWT_ERR_BAD_FILE. */
-int elf_mem_build_id(const uint8_t *elf, size_t n, uint8_t id[20], size_t *len);
-/* The build-id cache folder: $PERF_BUILDID_DIR, else $HOME/.debug (as
- * perf's default).  0, or HWT_ERR_INVALID when neither is set. */
-int buildid_dir(char *buf, size_t n);
-/* Path of a cached vdso: DIR/[vdso]/<hex build-id>/vdso. */
-void vdso_cache_path(char *buf, size_t n, const char *dir, const uint8_t *id, size_t len);
-/* Save a vdso into the cache as perf does (the file, and the link
- * DIR/.build-id/<2 hex>/<rest> -> ../../[vdso]/<hex>); an existing file
- * is kept.  0 or a negative hwt error. */
-int vdso_cache_save(const char *dir, const uint8_t *id, size_t len, const uint8_t *data,
-		    size_t size);
-/* Read a cached vdso (malloc'd *data, *size).  0 or a negative error. */
-int vdso_cache_load(const char *dir, const uint8_t *id, size_t len, uint8_t **data, size_t *size);
+#define vdso_self hwt_vdso_self
+#define elf_mem_build_id hwt_elf_mem_build_id
+#define buildid_dir hwt_buildid_dir
+#define vdso_cache_save hwt_vdso_cache_save
 #endif

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hwt/decode.h"
+
 struct hwt_outbuf {
 	int fd;
 	char *buf;
@@ -69,21 +71,8 @@ void hwt_out_sym(struct hwt_outbuf *o, const char *sym, uint64_t off);
 /* Time: seconds.nanoseconds of a perf clock value, "tsc:N" of a raw TSC. */
 void hwt_out_time_ns(struct hwt_outbuf *o, uint64_t ns);
 
-/* Branch kinds, named as in the tsv output. */
-enum hwt_branch_kind {
-	HWT_BR_JCC,
-	HWT_BR_JMP,
-	HWT_BR_IJMP,
-	HWT_BR_CALL,
-	HWT_BR_ICALL,
-	HWT_BR_RET,
-	HWT_BR_FAR,
-	HWT_BR_ASYNC,
-	HWT_BR_NKINDS
-};
-const char *hwt_branch_kind_name(int kind);
-/* Kind of a taken branch by its instruction class (hwt/x86.h). */
-int hwt_branch_kind_of(int iclass);
+/* Branch kinds (enum hwt_branch_kind), hwt_branch_kind_name and
+ * hwt_branch_kind_of (branches.c) are public: hwt/decode.h. */
 
 /* "tid<TAB>from<TAB>to<TAB>kind\n" */
 void hwt_out_branch_tsv(struct hwt_outbuf *o, uint32_t tid, uint64_t from, uint64_t to, int kind);

@@ -549,7 +549,7 @@ static int open_stream(struct hwt_perf_reader **out, int fd, int own_fd, char *e
 		return 0;
 	}
 	/* File mode on a pipe: slurp. */
-	size_t cap = 1 << 20, len = sizeof(h);
+	size_t cap = STREAM_CHUNK, len = sizeof(h);
 	uint8_t *buf = malloc(cap);
 	int e = 0;
 	if (buf)

@@ -15,12 +15,18 @@
 #                       exactly what `hwt info REC` prints (but the name)
 #   pipe_truncated      a pipe-mode stream cut inside a record: what was read,
 #                       then exit 1 with "truncated"; not perf.data: exit 2
+#   pipe_record_hwt     `hwt record -o - -- /bin/true | perf script -i -
+#                       --itrace=b` prints the branches (but the pid) that
+#                       perf script prints for `hwt record -o FILE` (the
+#                       emulated unit is deterministic); `hwt record -o - |
+#                       hwt info -` reads it as pipe mode; the program's own
+#                       output went to stderr
 set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(cd "$B" 2>/dev/null && pwd)/hwt
 
 if ! command -v perf >/dev/null; then
-	for t in pipe_perf_record pipe_inject_hwt pipe_file_on_stdin pipe_truncated; do
+	for t in pipe_perf_record pipe_inject_hwt pipe_file_on_stdin pipe_truncated pipe_record_hwt; do
 		skip $t "perf not installed (apt install linux-perf)"
 	done
 	exit 0
@@ -83,8 +89,9 @@ fi
 
 # ---- a hwt recording: perf inject -o -, and cat ----
 if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ] || ! command -v qemu-x86_64 >/dev/null; then
-	skip pipe_inject_hwt "needs $B/hwt, $B/hwt-pt-plugin.so and qemu-x86_64"
-	skip pipe_file_on_stdin "needs $B/hwt, $B/hwt-pt-plugin.so and qemu-x86_64"
+	for t in pipe_inject_hwt pipe_file_on_stdin pipe_record_hwt; do
+		skip $t "needs $B/hwt, $B/hwt-pt-plugin.so and qemu-x86_64"
+	done
 	exit 0
 fi
 if ! (cd "$T" && "$HWT" record -o rec.data -- /bin/ls >/dev/null 2>rec2.err); then
@@ -99,6 +106,25 @@ if [ $rc -eq 0 ] && diff <(sed 1d "$T/file.out") <(sed 1d "$T/cat.out") >"$T/cat
 	pass pipe_file_on_stdin
 else
 	fail pipe_file_on_stdin "exit $rc; $(head -5 "$T/cat.diff")"
+fi
+
+# ---- hwt record -o - ----
+(cd "$T" && "$HWT" record -o true.data -- /bin/true 2>/dev/null)
+perf script -i "$T/true.data" --itrace=b 2>/dev/null | awk '{ $2 = ""; print }' >"$T/true.file"
+(cd "$T" && "$HWT" record -o - -- /bin/echo pipe-out 2>"$T/echo.err") | "$HWT" info - >"$T/echo.out" 2>&1
+rc=$?
+(cd "$T" && "$HWT" record -o - -- /bin/true 2>/dev/null) | perf script -i - --itrace=b 2>/dev/null |
+	awk '{ $2 = ""; print }' >"$T/true.pipe"
+if [ $rc -ne 0 ] || ! grep -q 'pipe mode' "$T/echo.out" || ! grep -qE 'tid [0-9]+  echo' "$T/echo.out"; then
+	fail pipe_record_hwt "hwt record -o - | hwt info -: exit $rc: $(head -3 "$T/echo.out")"
+elif ! grep -qx pipe-out "$T/echo.err"; then
+	fail pipe_record_hwt "the program's output is not on stderr: $(head -3 "$T/echo.err")"
+elif [ "$(wc -l <"$T/true.file")" -lt 100 ]; then
+	fail pipe_record_hwt "perf script of the file: $(wc -l <"$T/true.file") lines"
+elif ! diff "$T/true.file" "$T/true.pipe" >"$T/true.diff"; then
+	fail pipe_record_hwt "perf script differs, file vs pipe: $(head -4 "$T/true.diff" | tr '\n' '|')"
+else
+	pass pipe_record_hwt
 fi
 
 if ! perf inject -i "$T/rec.data" -o - 2>"$T/inj.err" | "$HWT" info - >"$T/inj.out" 2>"$T/inj2.err"; then

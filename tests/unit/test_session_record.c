@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "../../tools/record_sink.c"
-#include "../../tools/vdso.c"
 #include "hwt/perf_records.h"
 #include "t.h"
 

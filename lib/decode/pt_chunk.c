@@ -1,5 +1,5 @@
-/* tools/script_chunk.c - a queue's AUXTRACE chunks cut into regions
- * that start at a PSB and end at the next one (see script_perf.c): the
+/* lib/decode/pt_chunk.c - a queue's AUXTRACE chunks cut into regions
+ * that start at a PSB and end at the next one (see pt.c): the
  * middle of a chunk is decoded in place, the piece that straddles two
  * chunks goes through the queue's carry buffer (at most CARRY_MAX, else
  * it is decoded as it stands).  A region ends at a PSB only once its PSB+
@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "hwt/error.h"
-#include "script_int.h"
+#include "decode/pt_int.h"
 
 #define CARRY_MAX (64u << 20)
 
-int sp_carry_append(struct queue *q, const uint8_t *p, size_t n)
+int pt_carry_append(struct ptq *q, const uint8_t *p, size_t n)
 {
 	if (q->clen + n > q->ccap) {
 		size_t nc = q->ccap ? q->ccap : 65536;
@@ -31,18 +31,19 @@ int sp_carry_append(struct queue *q, const uint8_t *p, size_t n)
 	return 0;
 }
 
-void sp_flush_carry(struct engine *e, struct queue *q)
+void pt_flush_carry(struct pt *e, struct hwt_dec_queue *qq)
 {
+	struct ptq *q = qq->fmt;
 	if (q->clen)
-		sp_decode_region(e, q, q->carry, q->clen, q->carry_off, 0, 0);
+		pt_decode_region(e, qq, q->carry, q->clen, q->carry_off, 0, 0);
 	q->clen = 0;
 	q->scan = 0;
 }
 
 /* The stream as the carry followed by a chunk's data d[0, dn): positions
  * below q->clen are in the carry, the others in d. */
-static size_t joint_read(const struct queue *q, const uint8_t *d, size_t dn, size_t pos,
-			 uint8_t *out, size_t len)
+static size_t joint_read(const struct ptq *q, const uint8_t *d, size_t dn, size_t pos, uint8_t *out,
+			 size_t len)
 {
 	size_t k = 0;
 	if (pos < q->clen) {
@@ -57,24 +58,24 @@ static size_t joint_read(const struct queue *q, const uint8_t *d, size_t dn, siz
 }
 
 /* The first PSB of carry + d at or after position from (SIZE_MAX: none). */
-static size_t joint_find_psb(const struct queue *q, const uint8_t *d, size_t dn, size_t from)
+static size_t joint_find_psb(const struct ptq *q, const uint8_t *d, size_t dn, size_t from)
 {
-	const size_t w = sizeof(sp_psb_pat) - 1;
+	const size_t w = sizeof(hwt_pt_psb_pat) - 1;
 	if (from < q->clen) {
-		const uint8_t *p = sp_find_psb(q->carry + from, q->clen - from);
+		const uint8_t *p = pt_find_psb(q->carry + from, q->clen - from);
 		if (p)
 			return (size_t)(p - q->carry);
 		/* one that straddles the carry and d */
 		size_t s = q->clen - from > w ? q->clen - w : from;
-		uint8_t tmp[2 * sizeof(sp_psb_pat)];
+		uint8_t tmp[2 * sizeof(hwt_pt_psb_pat)];
 		size_t k = joint_read(q, d, dn, s, tmp, sizeof(tmp));
-		p = sp_find_psb(tmp, k);
+		p = pt_find_psb(tmp, k);
 		if (p)
 			return s + (size_t)(p - tmp);
 		from = q->clen;
 	}
 	size_t dp = from - q->clen;
-	const uint8_t *p = dp < dn ? sp_find_psb(d + dp, dn - dp) : NULL;
+	const uint8_t *p = dp < dn ? pt_find_psb(d + dp, dn - dp) : NULL;
 	return p ? q->clen + (size_t)(p - d) : SIZE_MAX;
 }
 
@@ -84,38 +85,38 @@ static size_t joint_find_psb(const struct queue *q, const uint8_t *d, size_t dn,
  * such cut (to decode many PSB periods at once), else the first.  Returns
  * SIZE_MAX when there is none yet; *scan: where to search again once more
  * data has come. */
-static size_t next_cut(const struct queue *q, const uint8_t *d, size_t dn, size_t from, int last,
+static size_t next_cut(const struct ptq *q, const uint8_t *d, size_t dn, size_t from, int last,
 		       int *holding, uint64_t *stop_ip, size_t *scan)
 {
 	size_t cut = SIZE_MAX, total = q->clen + dn;
 	uint8_t tmp[PSBP_MAX_BYTES];
 	*scan = from;
 	for (size_t c = joint_find_psb(q, d, dn, from); c != SIZE_MAX;
-	     c = joint_find_psb(q, d, dn, c + sizeof(sp_psb_pat))) {
+	     c = joint_find_psb(q, d, dn, c + sizeof(hwt_pt_psb_pat))) {
 		*scan = c;
 		if (!c) /* the region's own PSB */
 			continue;
 		uint64_t ip = 0;
 		int r;
 		if (c >= q->clen) {
-			r = sp_psb_fup_ip(d + (c - q->clen), total - c, &ip);
+			r = pt_psb_fup_ip(d + (c - q->clen), total - c, &ip);
 		} else {
 			size_t k = joint_read(q, d, dn, c, tmp, sizeof(tmp));
-			r = sp_psb_fup_ip(tmp, k, &ip);
+			r = pt_psb_fup_ip(tmp, k, &ip);
 			if (r == HWT_ERR_EOS && k == sizeof(tmp))
-				r = 0; /* longer than sp_psb_fup_ip reads */
+				r = 0; /* longer than pt_psb_fup_ip reads */
 		}
 		if (r < 0) /* the PSB+ goes on in the next chunk */
 			return cut;
 		cut = c;
 		*holding = r;
 		*stop_ip = ip;
-		*scan = c + sizeof(sp_psb_pat);
+		*scan = c + sizeof(hwt_pt_psb_pat);
 		if (!last)
 			return cut;
 	}
 	if (cut == SIZE_MAX)
-		*scan = total > sizeof(sp_psb_pat) ? total - sizeof(sp_psb_pat) + 1 : 0;
+		*scan = total > sizeof(hwt_pt_psb_pat) ? total - sizeof(hwt_pt_psb_pat) + 1 : 0;
 	if (*scan < from)
 		*scan = from;
 	return cut;
@@ -128,15 +129,17 @@ static size_t next_cut(const struct queue *q, const uint8_t *d, size_t dn, size_
  * goes to the carry, which takes the next chunk's bytes up to the next
  * cut.  PSBs, PSB+ and padding may straddle chunks anywhere: the regions
  * and their stop IPs do not depend on the chunking. */
-void sp_on_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t n, uint64_t aux_off)
+void pt_on_chunk(struct pt *e, struct hwt_dec_queue *qq, const uint8_t *data, size_t n,
+		 uint64_t aux_off)
 {
+	struct ptq *q = qq->fmt;
 	/* AUXTRACE payloads are zero-padded to 8 bytes: a chunk that starts
 	 * inside the previous one's padding continues it. */
 	if (q->clen && q->have_next && aux_off < q->next_off && q->next_off - aux_off < 8 &&
 	    q->next_off - aux_off <= q->clen)
 		q->clen -= (size_t)(q->next_off - aux_off);
 	else if (q->clen && (!q->have_next || aux_off != q->next_off))
-		sp_flush_carry(e, q);
+		pt_flush_carry(e, qq);
 	q->next_off = aux_off + n;
 	q->have_next = 1;
 	if (q->scan > q->clen)
@@ -158,11 +161,11 @@ void sp_on_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t 
 		if (cut == SIZE_MAX)
 			break;
 		size_t clen0 = q->clen;
-		if (cut > clen0 && sp_carry_append(q, d, cut - clen0)) {
-			sp_flush_carry(e, q); /* out of memory: decode what there is */
+		if (cut > clen0 && pt_carry_append(q, d, cut - clen0)) {
+			pt_flush_carry(e, qq); /* out of memory: decode what there is */
 			break;
 		}
-		sp_decode_region(e, q, q->carry, cut, q->carry_off, holding, stop_ip);
+		pt_decode_region(e, qq, q->carry, cut, q->carry_off, holding, stop_ip);
 		if (cut >= clen0) { /* the next region starts in d */
 			d += cut - clen0;
 			dn -= cut - clen0;
@@ -176,10 +179,10 @@ void sp_on_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t 
 		q->scan = 0;
 	}
 	if (q->clen) { /* no cut yet: the whole chunk goes to the carry */
-		if (sp_carry_append(q, d, dn + tz))
-			sp_flush_carry(e, q);
+		if (pt_carry_append(q, d, dn + tz))
+			pt_flush_carry(e, qq);
 		else if (q->clen > CARRY_MAX)
-			sp_flush_carry(e, q);
+			pt_flush_carry(e, qq);
 		return;
 	}
 	/* in place: from the region's start to the last cut in d */
@@ -187,12 +190,12 @@ void sp_on_chunk(struct engine *e, struct queue *q, const uint8_t *data, size_t 
 	cut = next_cut(q, d, dn, 0, 1, &holding, &stop_ip, &scan);
 	size_t rs = 0;
 	if (cut != SIZE_MAX) {
-		sp_decode_region(e, q, d, cut, doff, holding, stop_ip);
+		pt_decode_region(e, qq, d, cut, doff, holding, stop_ip);
 		rs = cut;
 		scan = scan > cut ? scan - cut : 0;
 	}
 	q->carry_off = doff + rs;
 	q->scan = scan;
-	if (sp_carry_append(q, d + rs, dn + tz - rs))
+	if (pt_carry_append(q, d + rs, dn + tz - rs))
 		q->clen = 0;
 }

@@ -1,4 +1,4 @@
-/* tools/vdso.c - the vdso of a recording: "hwt record" saves the running
+/* lib/decode/vdso.c - the vdso of a recording: "hwt record" saves the running
  * vdso into perf's build-id cache and names its build-id in the file's
  * HEADER_BUILD_ID feature; "hwt script" loads it back from there for the
  * [vdso] mappings of the MMAP2 records.
@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include "hwt/error.h"
-#include "vdso.h"
+#include "decode/vdso.h"
 
-int vdso_self(const uint8_t **data, size_t *size)
+int hwt_vdso_self(const uint8_t **data, size_t *size)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
 	if (!base)
@@ -48,7 +48,7 @@ int vdso_self(const uint8_t **data, size_t *size)
 	return r;
 }
 
-int elf_mem_build_id(const uint8_t *elf, size_t n, uint8_t id[20], size_t *len)
+int hwt_elf_mem_build_id(const uint8_t *elf, size_t n, uint8_t id[20], size_t *len)
 {
 	Elf64_Ehdr eh;
 	if (n < sizeof(eh))
@@ -83,7 +83,7 @@ int elf_mem_build_id(const uint8_t *elf, size_t n, uint8_t id[20], size_t *len)
 	return HWT_ERR_BAD_FILE;
 }
 
-int buildid_dir(char *buf, size_t n)
+int hwt_buildid_dir(char *buf, size_t n)
 {
 	const char *d = getenv("PERF_BUILDID_DIR");
 	if (d && *d) {
@@ -104,7 +104,7 @@ static void hex(char *out, const uint8_t *id, size_t len)
 	out[2 * len] = 0;
 }
 
-void vdso_cache_path(char *buf, size_t n, const char *dir, const uint8_t *id, size_t len)
+void hwt_vdso_cache_path(char *buf, size_t n, const char *dir, const uint8_t *id, size_t len)
 {
 	char h[41];
 	hex(h, id, len > 20 ? 20 : len);
@@ -127,11 +127,11 @@ static int mkdirs_for(const char *path)
 	return 0;
 }
 
-int vdso_cache_save(const char *dir, const uint8_t *id, size_t len, const uint8_t *data,
-		    size_t size)
+int hwt_vdso_cache_save(const char *dir, const uint8_t *id, size_t len, const uint8_t *data,
+			size_t size)
 {
 	char path[4096], h[41];
-	vdso_cache_path(path, sizeof(path), dir, id, len);
+	hwt_vdso_cache_path(path, sizeof(path), dir, id, len);
 	struct stat sb;
 	if (!stat(path, &sb))
 		return 0;
@@ -166,10 +166,11 @@ int vdso_cache_save(const char *dir, const uint8_t *id, size_t len, const uint8_
 	return 0;
 }
 
-int vdso_cache_load(const char *dir, const uint8_t *id, size_t len, uint8_t **data, size_t *size)
+int hwt_vdso_cache_load(const char *dir, const uint8_t *id, size_t len, uint8_t **data,
+			size_t *size)
 {
 	char path[4096];
-	vdso_cache_path(path, sizeof(path), dir, id, len);
+	hwt_vdso_cache_path(path, sizeof(path), dir, id, len);
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return HWT_ERR_IO;

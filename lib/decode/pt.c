@@ -1,0 +1,696 @@
+/* lib/decode/pt.c - the Intel PT format of the recording decoder (ops
+ * hwt_decoder_intel_pt; internals: pt_int.h).
+ *
+ * Design: each AUXTRACE chunk of a per-thread queue is decoded when it is
+ * met, with the image of its thread's process at that point, in regions
+ * that start at a PSB and end at the next region's PSB (pt_chunk.c:
+ * memory is bounded by the PSB period, not by the trace).  A region that
+ * ends at a PSB would run on past the PSB's IP until it needs a packet;
+ * what it decodes from the PSB's FUP IP on is held back and dropped, since
+ * the next region starts there: the output does not depend on where the
+ * recorder cut the trace into chunks.  Taken branches are derived from
+ * consecutive instructions (plus asynchronous branch events): with the
+ * block decoder unless the consumer wants every instruction's bytes or it
+ * is a per-CPU queue (blocks end at every branch, so only a block's first
+ * instruction can be a branch target; times are the ones the instruction
+ * decoder would give, read before and after each block), else with the
+ * instruction decoder.  The regions' decoders share one decode cache per
+ * process image.  Every decoder error is reported as a gap with its
+ * offset in the AUX stream and decoding resumes at the next PSB.
+ * Per-CPU queues: pt_cpu.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode/decode_int.h"
+#include "decode/pt_int.h"
+#include "hwt/error.h"
+#include "hwt/x86.h"
+
+_Static_assert(sizeof(struct hwt_dec_insn) == sizeof(struct hwt_pt_insn) &&
+		   offsetof(struct hwt_dec_insn, raw) == offsetof(struct hwt_pt_insn, raw) &&
+		   offsetof(struct hwt_dec_insn, truncated) ==
+		       offsetof(struct hwt_pt_insn, truncated),
+	       "hwt_dec_insn is laid out as hwt_pt_insn");
+
+/* ---------------- PSB helpers ---------------- */
+const uint8_t hwt_pt_psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+
+const uint8_t *pt_find_psb(const uint8_t *p, size_t n)
+{
+	return memmem(p, n, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat));
+}
+
+int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
+{
+	struct hwt_pt_last_ip lip;
+	hwt_pt_last_ip_init(&lip);
+	size_t pos = 0;
+	for (int k = 0; k < PSBP_MAX_PKTS; k++) {
+		struct hwt_pt_packet pkt;
+		int sz = hwt_pt_pkt_parse(p + pos, n - pos, &pkt);
+		if (sz == HWT_ERR_EOS)
+			return HWT_ERR_EOS;
+		if (sz <= 0 || pkt.type == HWT_PKT_PSBEND)
+			return 0;
+		pos += (size_t)sz;
+		if (pkt.type == HWT_PKT_FUP)
+			return !hwt_pt_last_ip_update(&lip, pkt.u.ip.ipc, pkt.u.ip.ip) &&
+			       !hwt_pt_last_ip_query(&lip, ip);
+	}
+	return 0;
+}
+
+/* Does the previous instruction fall through to ip? */
+static int falls_through(struct pt *e, uint64_t ip)
+{
+	if (e->prev_end)
+		return ip == e->prev_end;
+	uint64_t d = ip - e->prev_ip; /* size unknown: close enough */
+	return d && d <= 15;
+}
+
+/* ---------------- delivery ---------------- */
+static void ev_convert(struct hwt_dec_event *o, const struct hwt_pt_event *ev)
+{
+	memset(o, 0, sizeof(*o));
+	o->format = HWT_PERF_AUXTRACE_INTEL_PT;
+	o->raw = ev;
+	o->ip_suppressed = ev->ip_suppressed;
+	o->status_update = ev->status_update;
+	o->ip = ev->ip;
+	switch (ev->type) {
+	case HWT_EV_ENABLED:
+		o->type = HWT_DEV_ENABLED;
+		break;
+	case HWT_EV_DISABLED:
+		o->type = HWT_DEV_DISABLED;
+		break;
+	case HWT_EV_ASYNC_DISABLED:
+		o->type = HWT_DEV_ASYNC_DISABLED;
+		o->ip = ev->u.async_disabled.at;
+		break;
+	case HWT_EV_ASYNC_BRANCH:
+		o->type = HWT_DEV_ASYNC;
+		o->from = ev->u.async_branch.from;
+		break;
+	case HWT_EV_EXEC_MODE:
+		o->type = HWT_DEV_MODE;
+		o->mode = ev->u.exec_mode.mode;
+		break;
+	case HWT_EV_OVERFLOW:
+		o->type = HWT_DEV_OVERFLOW;
+		break;
+	default:
+		o->type = HWT_DEV_OTHER;
+		break;
+	}
+}
+
+static void deliver_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
+{
+	struct hwt_dec_event o;
+	ev_convert(&o, ev);
+	o.have_time = (uint8_t)have_time;
+	o.time_ns = t;
+	e->c->event(e->c->arg, e->th, &o);
+}
+
+/* Output goes straight to the consumer, or, in a region that ends at a
+ * PSB, from each visit of that PSB's IP on into the pending list: flushed
+ * when the IP comes again (or an event or gap shows the flow went on),
+ * dropped at the end of the region (the next region decodes it). */
+static struct pending *pend_new(struct pt *e)
+{
+	if (e->npend == e->cappend) {
+		size_t nc = e->cappend ? 2 * e->cappend : 1024;
+		struct pending *nv = nc <= (1u << 22) ? realloc(e->pend, nc * sizeof(*nv)) : NULL;
+		if (!nv)
+			return NULL;
+		e->pend = nv;
+		e->cappend = nc;
+	}
+	return &e->pend[e->npend++];
+}
+
+static void flush_pending(struct pt *e)
+{
+	const struct hwt_decode_consumer *c = e->c;
+	for (size_t i = 0; i < e->npend; i++) {
+		const struct pending *p = &e->pend[i];
+		if (p->what == P_BRANCH) {
+			if (c->branch)
+				c->branch(c->arg, e->th, p->u.br.from, p->u.br.to, p->kind, e->img,
+					  p->have_time, p->time);
+		} else if (p->what == P_EVENT) {
+			deliver_event(e, &e->pevs[p->u.ev], p->have_time, p->time);
+		} else if (c->insn) {
+			c->insn(c->arg, e->th, &p->u.in, e->img, p->have_time, p->time);
+		}
+	}
+	e->npend = 0;
+	e->npevs = 0;
+	e->pend_active = 0;
+}
+
+static void emit_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time,
+			uint64_t t)
+{
+	if (e->pend_active) {
+		struct pending *p = pend_new(e);
+		if (p) {
+			p->what = P_BRANCH;
+			p->kind = (uint8_t)kind;
+			p->have_time = (uint8_t)have_time;
+			p->time = t;
+			p->u.br.from = from;
+			p->u.br.to = to;
+			return;
+		}
+		flush_pending(e);
+		e->pend_overflow = 1;
+	}
+	if (e->c->branch)
+		e->c->branch(e->c->arg, e->th, from, to, kind, e->img, have_time, t);
+}
+
+static void emit_event(struct pt *e, const struct hwt_pt_event *ev)
+{
+	int have_time = ev->has_tsc;
+	uint64_t t = have_time ? pt_tsc_to_ns(e, ev->tsc) : 0;
+	if (e->pend_active) {
+		if (e->npevs == e->cappevs) {
+			size_t nc = e->cappevs ? 2 * e->cappevs : 64;
+			struct hwt_pt_event *nv =
+			    nc <= (1u << 20) ? realloc(e->pevs, nc * sizeof(*nv)) : NULL;
+			if (nv) {
+				e->pevs = nv;
+				e->cappevs = nc;
+			}
+		}
+		struct pending *p = e->npevs < e->cappevs ? pend_new(e) : NULL;
+		if (p) {
+			p->what = P_EVENT;
+			p->have_time = (uint8_t)have_time;
+			p->time = t;
+			p->u.ev = e->npevs;
+			e->pevs[e->npevs++] = *ev;
+			return;
+		}
+		flush_pending(e);
+		e->pend_overflow = 1;
+	}
+	deliver_event(e, ev, have_time, t);
+}
+
+static void on_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uint64_t t)
+{
+	int at_stop = e->holding && in->ip == e->stop_ip && !e->pend_overflow;
+	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
+		/* a taken branch into in: unconditional ones always; a jcc or a
+		 * far transfer (syscall round trip) that lands on the next
+		 * instruction was not taken / is not a branch of the flow */
+		int fall = in->ip == e->prev_end;
+		int taken =
+		    e->prev_class == HWT_INSN_JCC || hwt_insn_is_far(e->prev_class) ? !fall : 1;
+		if (taken) {
+			if (at_stop) /* it happened before the PSB: this region's */
+				flush_pending(e);
+			emit_branch(e, e->prev_ip, in->ip, hwt_branch_kind_of(e->prev_class),
+				    have_time, t);
+		}
+	}
+	if (at_stop) {
+		flush_pending(e);
+		e->pend_active = 1;
+	}
+	e->prev_ip = in->ip;
+	e->prev_end = in->ip + in->size;
+	e->prev_class = in->iclass;
+	e->have_prev = 1;
+	if (!e->c->insn)
+		return;
+	if (e->pend_active) {
+		struct pending *p = pend_new(e);
+		if (p) {
+			p->what = P_INSN;
+			p->have_time = (uint8_t)have_time;
+			p->time = t;
+			p->u.in = *in;
+			return;
+		}
+		flush_pending(e);
+		e->pend_overflow = 1;
+	}
+	e->c->insn(e->c->arg, e->th, in, e->img, have_time, t);
+}
+
+/* One instruction of a block (the general case of on_block). */
+static void block_ip(struct pt *e, uint64_t ip, unsigned size, int cls, int mode, int have_time,
+		     uint64_t t)
+{
+	int at_stop = e->holding && ip == e->stop_ip && !e->pend_overflow;
+	if (e->have_prev && hwt_insn_is_branch(e->prev_class)) {
+		int taken = e->prev_class == HWT_INSN_JCC || hwt_insn_is_far(e->prev_class)
+				? !falls_through(e, ip)
+				: 1;
+		if (taken) {
+			if (at_stop)
+				flush_pending(e);
+			emit_branch(e, e->prev_ip, ip, hwt_branch_kind_of(e->prev_class), have_time,
+				    t);
+		}
+	}
+	if (at_stop) {
+		flush_pending(e);
+		e->pend_active = 1;
+	}
+	e->prev_ip = ip;
+	e->prev_end = ip + size;
+	e->prev_mode = mode;
+	e->prev_class = cls;
+	e->have_prev = 1;
+}
+
+/* A block of n instructions.  With end_on_call and end_on_jump set, the
+ * block decoder ends a block at every branch, so its instructions are in
+ * sequence and only its first one can be a branch target; the stop ip of
+ * a held region inside the block needs a look at each instruction.
+ * Times as the instruction decoder gives them (the time after each
+ * instruction executed): tb, from before the block, for the instructions
+ * that need no trace (all but the last); ta, from after it, for the last. */
+static void on_block(struct pt *e, const struct hwt_pt_block *b, uint32_t n, int last_class, int hb,
+		     uint64_t tb, int ha, uint64_t ta)
+{
+	if (!n)
+		return;
+	const uint64_t *ips = b->ips;
+	const uint8_t *sz = b->sizes;
+	uint64_t stop = e->holding && !e->pend_overflow ? e->stop_ip : 0;
+	if (n == 1) {
+		block_ip(e, ips[0], sz[0], last_class, b->mode, ha, ta);
+	} else if (stop > ips[0] && stop <= ips[n - 1]) {
+		for (uint32_t i = 0; i < n; i++) {
+			int last = i + 1 == n;
+			block_ip(e, ips[i], sz[i], last ? last_class : HWT_INSN_OTHER, b->mode,
+				 last ? ha : hb, last ? ta : tb);
+		}
+	} else {
+		block_ip(e, ips[0], sz[0], HWT_INSN_OTHER, b->mode, hb, tb);
+		e->prev_ip = ips[n - 1];
+		e->prev_end = ips[n - 1] + sz[n - 1];
+	}
+	e->prev_class = last_class;
+}
+
+/* A block's instructions one by one, for consumers of instructions that
+ * need no raw bytes (no HWT_DEC_WANT_RAW): as the instruction decoder
+ * would give them (times as for on_block; only the last one has a
+ * branch class). */
+static void block_insns(struct pt *e, const struct hwt_pt_block *b, uint32_t n, int last_class,
+			int hb, uint64_t tb, int ha, uint64_t ta)
+{
+	struct hwt_dec_insn in;
+	memset(&in, 0, sizeof(in));
+	in.mode = b->mode;
+	in.speculative = b->speculative;
+	for (uint32_t i = 0; i < n; i++) {
+		int last = i + 1 == n;
+		in.ip = b->ips[i];
+		in.size = b->sizes[i];
+		in.iclass = (uint8_t)(last ? last_class : HWT_INSN_OTHER);
+		in.truncated = (uint8_t)(last ? b->truncated : 0);
+		on_insn(e, &in, last ? ha : hb, last ? ta : tb);
+	}
+}
+
+/* Per-CPU: the thread that runs at time t (the engine's timeline of the
+ * queue's CPU). */
+static void thread_for_time(struct pt *e, int have_time, uint64_t t)
+{
+	struct hwt_dec_queue *q = e->q;
+	if (!q->per_cpu || !have_time)
+		return;
+	uint32_t tid = hwt_dec_cpu_tid_at(e->dec, q->cpu, t, &e->pq->cur);
+	if (tid == (uint32_t)-1 || (e->th && e->th->tid == tid))
+		return;
+	struct hwt_dec_thread *th = hwt_dec_thread_get(e->dec, tid, (uint32_t)-1);
+	if (th && th != e->th) {
+		flush_pending(e);
+		e->have_prev = 0;
+		e->th = th;
+	}
+}
+
+/* The decoder's verbs, block or instruction decoder. */
+static void d_offset(const struct pt *e, uint64_t *off)
+{
+	if (e->bd)
+		hwt_pt_block_offset(e->bd, off);
+	else
+		hwt_pt_insn_offset(e->d, off);
+}
+
+static int d_sync(struct pt *e)
+{
+	return e->bd ? hwt_pt_block_sync_forward(e->bd) : hwt_pt_insn_sync_forward(e->d);
+}
+
+static int d_event(struct pt *e, struct hwt_pt_event *ev)
+{
+	return e->bd ? hwt_pt_block_event(e->bd, ev) : hwt_pt_insn_event(e->d, ev);
+}
+
+static void gap(struct pt *e, uint64_t base, int err)
+{
+	uint64_t off = 0;
+	d_offset(e, &off);
+	flush_pending(e);
+	hwt_dec_emit_gap(e->dec, e->th, base + off,
+			 e->bd ? hwt_pt_block_ip(e->bd) : hwt_pt_insn_ip(e->d), err);
+	e->have_prev = 0;
+}
+
+static void handle_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
+{
+	if (e->c->event)
+		emit_event(e, ev);
+	switch (ev->type) {
+	case HWT_EV_ASYNC_BRANCH:
+		flush_pending(e);
+		if (!ev->ip_suppressed)
+			emit_branch(e, ev->u.async_branch.from, ev->ip, HWT_BR_ASYNC, have_time, t);
+		e->have_prev = 0;
+		break;
+	case HWT_EV_ENABLED:
+	case HWT_EV_DISABLED:
+	case HWT_EV_ASYNC_DISABLED:
+	case HWT_EV_OVERFLOW:
+	case HWT_EV_TSX:
+	case HWT_EV_STOP:
+		e->have_prev = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The block decoder's time now, in ns: 1 and *t, or 0 if unknown. */
+static int blk_time(struct pt *e, uint64_t *t)
+{
+	uint64_t tsc;
+	uint32_t lm, lc;
+	if (hwt_pt_block_time(e->bd, &tsc, &lm, &lc) < 0)
+		return 0;
+	*t = pt_tsc_to_ns(e, tsc);
+	return 1;
+}
+
+/* Set up the region's decoder: the image (and decode cache) of the
+ * queue's thread's process, or of every process (per-CPU).  0 or -1. */
+static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+			int want_time)
+{
+	e->q = q;
+	e->pq = q->fmt;
+	e->th = hwt_dec_thread_get(e->dec, q->tid, (uint32_t)-1);
+	if (!e->th)
+		return -1;
+	struct hwt_process *p;
+	if (q->per_cpu) {
+		p = hwt_dec_all_processes(e->dec);
+		thread_for_time(e, e->have_rtime, e->rtime);
+	} else {
+		p = hwt_dec_process_get(e->dec, e->th->pid);
+	}
+	if (!p)
+		return -1;
+	e->img = hwt_process_image(p, NULL);
+	if (!e->img)
+		return -1;
+	struct hwt_pt_config cfg = e->cfg;
+	cfg.buf.begin = data;
+	cfg.buf.end = data + n;
+	cfg.buf.begin2 = cfg.buf.end2 = NULL;
+	struct hwt_pt_flow_options opt;
+	memset(&opt, 0, sizeof(opt));
+	opt.size = sizeof(opt);
+	opt.query.size = sizeof(opt.query);
+	/* Branches only: blocks (one decoder call per block; per-CPU needs
+	 * the time at every instruction for the thread that runs).  The
+	 * decode cache belongs to the image of one process generation. */
+	int blk = (!e->c->insn || !(e->c->flags & HWT_DEC_WANT_RAW)) && !q->per_cpu;
+	(void)want_time;
+	if (!e->pc)
+		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
+	uint64_t epoch = hwt_dec_process_epoch(e->dec);
+	if (e->pc && (e->pc_img != e->img || e->pc_proc != p ||
+		      e->pc_gen != hwt_process_generation(p) || e->pc_epoch != epoch)) {
+		hwt_pt_cache_clear(e->pc);
+		e->pc_img = e->img;
+		e->pc_proc = p;
+		e->pc_gen = hwt_process_generation(p);
+		e->pc_epoch = epoch;
+	}
+	opt.cache = e->pc;
+	if (blk) {
+		opt.end_on_call = 1;
+		opt.end_on_jump = 1;
+		e->bd = hwt_pt_block_alloc(&cfg, e->img, &opt);
+	} else {
+		e->d = hwt_pt_insn_alloc(&cfg, e->img, &opt);
+	}
+	if (!e->d && !e->bd) {
+		hwt_dec_set_err(e->dec, "cannot allocate an Intel PT decoder (out of memory)");
+		e->nomem = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Decode one region [data, data+n) of queue q whose first byte is at
+ * stream offset base.  holding: a PSB follows the region, whose FUP says
+ * the flow resumes at stop_ip (what the decoder yields from there on past
+ * the end belongs to the next region). */
+void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+		      uint64_t base, int holding, uint64_t stop_ip)
+{
+	if (!n)
+		return;
+	int want_time = (e->c->flags & HWT_DEC_WANT_TIME) || q->per_cpu;
+	if (region_start(e, q, data, n, want_time))
+		return;
+	e->have_prev = 0;
+	e->npend = 0;
+	e->npevs = 0;
+	e->pend_overflow = 0;
+	e->pend_active = 0;
+	e->holding = holding;
+	e->stop_ip = stop_ip;
+	uint64_t last_err_off = UINT64_MAX;
+	int same_err = 0;
+	int st = d_sync(e);
+	for (;;) {
+		if (st < 0) {
+			if (st == HWT_ERR_EOS)
+				break;
+			uint64_t off = 0;
+			d_offset(e, &off);
+			gap(e, base, st);
+			if (off == last_err_off && ++same_err > 4)
+				break; /* not moving: give up on this region */
+			if (off != last_err_off)
+				same_err = 0;
+			last_err_off = off;
+			st = d_sync(e);
+			continue;
+		}
+		int have_time = 0;
+		uint64_t t = 0;
+		while (st >= 0 && (st & HWT_PTS_EVENT_PENDING)) {
+			struct hwt_pt_event ev;
+			st = d_event(e, &ev);
+			if (st < 0)
+				break;
+			if (want_time && ev.has_tsc) {
+				have_time = 1;
+				t = pt_tsc_to_ns(e, ev.tsc);
+			}
+			handle_event(e, &ev, have_time, t);
+		}
+		if (st < 0)
+			continue;
+		/* Past the end-of-trace flag the decoder still yields the
+		 * instructions that need no trace, up to the first that does
+		 * (returned with HWT_ERR_EOS): the flow up to the next region's
+		 * PSB. */
+		if (e->bd) {
+			struct hwt_pt_block b;
+			int hb = 0, ha = 0;
+			uint64_t tb = 0, ta = 0;
+			if (want_time)
+				hb = blk_time(e, &tb);
+			st = hwt_pt_block_next(e->bd, &b);
+			if (want_time)
+				ha = blk_time(e, &ta);
+			/* past the end, the block ends with the first instruction
+			 * that needs trace: it was reached (as with insn_next) */
+			void (*deliver)(struct pt *, const struct hwt_pt_block *, uint32_t, int,
+					int, uint64_t, int, uint64_t) =
+			    e->c->insn ? block_insns : on_block;
+			if (st >= 0 || st == HWT_ERR_EOS)
+				deliver(e, &b, b.ninsn, b.iclass, hb, tb, ha, ta);
+			else if (b.ninsn > 1) /* the last one failed (as with insn_next) */
+				deliver(e, &b, b.ninsn - 1, HWT_INSN_JCC, hb, tb, hb, tb);
+			continue;
+		}
+		union {
+			struct hwt_pt_insn pt;
+			struct hwt_dec_insn dec;
+		} in;
+		st = hwt_pt_insn_next(e->d, &in.pt);
+		if (st < 0 && !(st == HWT_ERR_EOS && in.pt.size))
+			continue;
+		if (want_time) {
+			uint64_t tsc;
+			uint32_t lm, lc;
+			have_time = hwt_pt_insn_time(e->d, &tsc, &lm, &lc) >= 0;
+			t = have_time ? pt_tsc_to_ns(e, tsc) : 0;
+			if (q->per_cpu)
+				thread_for_time(e, have_time, t);
+		}
+		struct hwt_dec_insn di;
+		memcpy(&di, &in.pt, sizeof(di));
+		on_insn(e, &di, have_time, t);
+	}
+	if (!e->holding)
+		flush_pending(e);
+	e->npend = 0; /* held back: the next region decodes it */
+	e->npevs = 0;
+	e->pend_active = 0;
+	hwt_pt_insn_free(e->d);
+	e->d = NULL;
+	hwt_pt_block_free(e->bd);
+	e->bd = NULL;
+}
+
+/* ---------------- the ops ---------------- */
+/* The decoder's configuration: the CPU (errata) from the CPUID feature;
+ * CTC ratio, nominal frequency, MTC frequency (from the intel_pt attr's
+ * config) and time conversion from AUXTRACE_INFO. */
+static void setup_config(struct pt *e, struct hwt_perf_reader *r)
+{
+	hwt_pt_config_init(&e->cfg);
+	const char *cpuid = r ? hwt_perf_reader_feature_string(r, HWT_FEAT_CPUID) : NULL;
+	unsigned fam, model, step = 0;
+	if (cpuid && !strncmp(cpuid, "GenuineIntel,", 13) &&
+	    sscanf(cpuid + 13, "%u,%u,%u", &fam, &model, &step) >= 2) {
+		e->cfg.cpu.vendor = HWT_CPU_INTEL;
+		e->cfg.cpu.family = (uint16_t)fam;
+		e->cfg.cpu.model = (uint8_t)model;
+		e->cfg.cpu.stepping = (uint8_t)step;
+		hwt_pt_cpu_errata(&e->cfg.errata, &e->cfg.cpu);
+	}
+	if (!e->have_info)
+		return;
+	e->cfg.cpuid_0x15_eax = e->info.tsc_ctc_ratio_d;
+	e->cfg.cpuid_0x15_ebx = e->info.tsc_ctc_ratio_n;
+	e->cfg.nom_freq = (uint8_t)e->info.max_nonturbo_ratio;
+	for (size_t i = 0; r && i < hwt_perf_reader_nr_attrs(r); i++) {
+		const struct hwt_perf_attr_info *a = hwt_perf_reader_attr(r, i);
+		if (a->attr.type != e->info.pmu_type || !e->info.mtc_freq_bits)
+			continue;
+		uint64_t m = e->info.mtc_freq_bits;
+		e->cfg.mtc_freq = (uint8_t)((a->attr.config & m) >> __builtin_ctzll(m));
+	}
+	if (e->info.cap_user_time_zero && e->info.time_mult) {
+		e->have_conv = 1;
+		e->time_shift = e->info.time_shift;
+		e->time_mult = e->info.time_mult;
+		e->time_zero = e->info.time_zero;
+		hwt_dec_set_time_conv(e->dec, e->time_shift, e->time_mult, e->time_zero);
+	}
+}
+
+static int pt_create(struct hwt_decoder *dec, const uint64_t *priv, size_t npriv, void **state)
+{
+	struct pt *e = calloc(1, sizeof(*e));
+	if (!e)
+		return HWT_ERR_NOMEM;
+	e->dec = dec;
+	e->c = hwt_dec_consumer(dec);
+	if (priv && !hwt_perf_intel_pt_info_parse(&e->info, priv, npriv))
+		e->have_info = 1;
+	setup_config(e, hwt_dec_reader(dec));
+	*state = e;
+	return 0;
+}
+
+static int pt_chunk(void *state, struct hwt_dec_queue *q, const uint8_t *data, size_t size,
+		    uint64_t offset)
+{
+	struct pt *e = state;
+	if (!q->fmt && !(q->fmt = calloc(1, sizeof(struct ptq))))
+		return HWT_ERR_NOMEM;
+	if (q->per_cpu)
+		pt_cpu_chunk(e, q, data, size, offset);
+	else
+		pt_on_chunk(e, q, data, size, offset);
+	return 0;
+}
+
+static int pt_flush(void *state, struct hwt_dec_queue *q)
+{
+	struct pt *e = state;
+	if (!q->fmt)
+		return 0;
+	if (q->per_cpu)
+		pt_cpu_seg_end(e, q);
+	else
+		pt_flush_carry(e, q);
+	return 0;
+}
+
+static int pt_finish(void *state)
+{
+	struct pt *e = state;
+	pt_cpu_decode_all(e);
+	return e->nomem ? HWT_ERR_NOMEM : 0;
+}
+
+static void pt_free(void *state)
+{
+	struct pt *e = state;
+	if (!e)
+		return;
+	/* the queues' states (the engine frees the queues themselves) */
+	for (size_t i = 0;; i++) {
+		struct hwt_dec_queue *q = hwt_dec_queue_at(e->dec, i);
+		if (!q)
+			break;
+		struct ptq *pq = q->fmt;
+		if (pq)
+			free(pq->carry);
+		free(pq);
+		q->fmt = NULL;
+	}
+	for (size_t s = 0; s < e->nsegs; s++)
+		free(e->segs[s].d);
+	free(e->segs);
+	free(e->pend);
+	free(e->pevs);
+	hwt_pt_cache_free(e->pc);
+	free(e);
+}
+
+const struct hwt_decoder_ops hwt_decoder_intel_pt = {
+    .name = "intel_pt",
+    .auxtrace_type = HWT_PERF_AUXTRACE_INTEL_PT,
+    .create = pt_create,
+    .chunk = pt_chunk,
+    .flush = pt_flush,
+    .finish = pt_finish,
+    .free = pt_free,
+};

@@ -1,0 +1,146 @@
+/* lib/decode/pt_int.h - the Intel PT format of the recording decoder,
+ * shared by its files: pt.c (ops, region decoding, delivery), pt_chunk.c
+ * (a per-thread queue's AUXTRACE chunks cut into PSB-to-PSB regions) and
+ * pt_cpu.c (per-CPU queues: held to the end, decoded in time order).
+ * Not installed. */
+#ifndef HWT_LIB_DECODE_PT_INT_H
+#define HWT_LIB_DECODE_PT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwt/decode.h"
+#include "hwt/perf_data.h"
+#include "hwt/process.h"
+#include "hwt/pt_config.h"
+#include "hwt/pt_flow.h"
+#include "hwt/pt_packet.h"
+
+/* A queue's state (hwt_dec_queue.fmt). */
+struct ptq {
+	uint8_t *carry; /* per-thread: the region not decoded yet; per-CPU:
+			 * the current segment */
+	size_t clen, ccap;
+	uint64_t carry_off, next_off;
+	size_t scan; /* no cut in the carry before this position */
+	int have_next;
+	size_t cur; /* per-CPU: timeline cursor */
+};
+
+/* Per-CPU: the CPU's trace as contiguous segments (AUXTRACE payloads
+ * joined), and the PSB-to-PSB regions of all CPUs, decoded in order of
+ * their PSB's time. */
+struct cpu_seg {
+	struct hwt_dec_queue *q;
+	uint8_t *d;
+	size_t n;
+	uint64_t base;
+};
+
+struct cpu_region {
+	uint64_t time;
+	size_t seg, off, n;
+	int have_next;
+};
+
+/* Output held back after the stop ip: an instruction, a branch or an
+ * event (the event itself in pevs, at index u.ev). */
+struct pending {
+	uint8_t what; /* P_INSN, P_BRANCH, P_EVENT */
+	uint8_t kind;
+	uint8_t have_time;
+	uint64_t time;
+	union {
+		struct hwt_dec_insn in;
+		struct {
+			uint64_t from, to;
+		} br;
+		size_t ev;
+	} u;
+};
+enum { P_INSN, P_BRANCH, P_EVENT };
+
+struct pt {
+	struct hwt_decoder *dec;
+	const struct hwt_decode_consumer *c;
+	struct hwt_pt_config cfg;
+	struct hwt_perf_intel_pt_info info;
+	int have_info;
+	int have_conv;
+	uint16_t time_shift;
+	uint32_t time_mult;
+	uint64_t time_zero;
+	struct cpu_seg *segs;
+	size_t nsegs;
+	int have_rtime; /* per-CPU: the time of the region being decoded */
+	uint64_t rtime;
+	/* region decode state */
+	struct hwt_dec_thread *th;
+	const struct hwt_image *img;
+	struct hwt_pt_insn_decoder *d;
+	struct hwt_pt_block_decoder *bd; /* instead of d when nobody wants
+					  * instructions' bytes or time */
+	int have_prev;
+	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size
+				     * (prev_end 0: size unknown) */
+	int prev_class, prev_mode;
+	/* the decoders' decode cache, shared by the regions decoded one
+	 * after the other; it holds the code of image pc_img of process
+	 * pc_proc at generation pc_gen (process epoch pc_epoch) */
+	struct hwt_pt_cache *pc;
+	const struct hwt_image *pc_img;
+	const struct hwt_process *pc_proc;
+	uint64_t pc_gen, pc_epoch;
+	int holding;	  /* non-final region with a stop ip */
+	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
+	struct pending *pend;
+	size_t npend, cappend;
+	struct hwt_pt_event *pevs;
+	size_t npevs, cappevs;
+	int pend_overflow;
+	int pend_active; /* output is being held back */
+	struct hwt_dec_queue *q;
+	struct ptq *pq;
+	int nomem;
+};
+
+/* pt.c */
+extern const uint8_t hwt_pt_psb_pat[16]; /* a PSB: 02 82 eight times */
+/* pt_psb_fup_ip() reads at most this many packets (of at most 16 bytes). */
+#define PSBP_MAX_PKTS 64
+#define PSBP_MAX_BYTES (PSBP_MAX_PKTS * HWT_PT_PKT_MAX_SIZE)
+static inline uint64_t pt_tsc_to_ns(const struct pt *e, uint64_t tsc)
+{
+	if (!e->have_conv)
+		return tsc;
+	uint64_t quot = tsc >> e->time_shift;
+	uint64_t rem = tsc & ((1ull << e->time_shift) - 1);
+	return e->time_zero + quot * e->time_mult + ((rem * e->time_mult) >> e->time_shift);
+}
+/* The first PSB in [p, p + n), or NULL. */
+const uint8_t *pt_find_psb(const uint8_t *p, size_t n);
+/* The FUP of the PSB+ at p (n bytes readable): 1 and *ip where the flow
+ * resumes; 0 when there is none to wait for (PSB+ without an FUP, or not
+ * parseable); HWT_ERR_EOS when the PSB+ runs past the n bytes (the rest
+ * is in the next chunk). */
+int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip);
+/* Decode one region [data, data + n) of queue q whose first byte is at
+ * stream offset base; holding: the region ends at a PSB whose FUP ip is
+ * stop_ip (output from there on is held back, for the next region). */
+void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+		      uint64_t base, int holding, uint64_t stop_ip);
+
+/* pt_chunk.c */
+int pt_carry_append(struct ptq *q, const uint8_t *p, size_t n);
+void pt_flush_carry(struct pt *e, struct hwt_dec_queue *q);
+/* One AUXTRACE chunk of a per-thread queue at stream offset aux_off. */
+void pt_on_chunk(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+		 uint64_t aux_off);
+
+/* pt_cpu.c */
+void pt_cpu_chunk(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+		  uint64_t aux_off);
+void pt_cpu_seg_end(struct pt *e, struct hwt_dec_queue *q);
+void pt_cpu_decode_all(struct pt *e);
+
+#endif
