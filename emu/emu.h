@@ -3,7 +3,9 @@
  * plugin.c: QEMU callbacks, control-flow reconstruction per translated
  * block, filters, syscalls.  stream.c: per-thread output (AUX ring in a
  * shared file announced to the recorder over a pipe, sideband records,
- * raw debug files, the truth file).  ptgen.c: packet generation.
+ * raw debug files, the truth file).  ptgen.h: PT packet generation;
+ * btsgen.h: BTS records (plugin argument fmt=bts), written into the same
+ * per-thread buffer, so everything but the byte writer is shared.
  *
  * The plugin is a process-wide singleton inside qemu-x86_64, so its state
  * is global (struct emu_global); each guest thread has one struct emu_thr
@@ -16,12 +18,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "btsgen.h"
 #include "ptgen.h"
 #include "hwt/ring.h"
+#include "unit/emu_abi.h"
 
 #define EMU_MAX_VCPUS 4096
-#define EMU_BUF_SIZE (256 * 1024)
-#define EMU_TRUTH_BUF (64 * 1024)
+#define EMU_BUF_SIZE HWT_EMU_BOX_PKT
+#define EMU_TRUTH_BUF HWT_EMU_BOX_TRUTH
 #define EMU_MAX_FILTERS 4
 
 struct emu_filter {
@@ -34,6 +38,7 @@ struct emu_filter {
 
 struct emu_global {
 	struct ptg_cfg ptg;
+	int bts;	 /* fmt=bts: Intel BTS records (btsgen.h) instead of PT */
 	char dir[512];	 /* stream files (recorder), "" for none */
 	int announce_fd; /* pipe to the recorder, -1 for none */
 	char raw[512];	 /* debug: raw PT per thread to raw.<tid> */
@@ -59,7 +64,8 @@ extern struct emu_global emu;
 struct emu_thr {
 	pid_t pid, tid, ppid, ptid;
 	int vcpu;
-	struct ptgen g;
+	struct ptgen g;	 /* PT packets; in BTS mode only its byte buffer */
+	struct btsgen b; /* BTS mode: the branch predictor model */
 	const struct emu_tb *prev;
 	uint64_t icount, tbase;
 	int stopped; /* TraceStop hit */
@@ -76,6 +82,9 @@ struct emu_thr {
 	char *tbuf;
 	size_t tlen;
 	uint8_t *buf;
+	/* the box of the stream file (unit/emu_abi.h): buf and tbuf live in
+	 * it when there is one (else they are malloc()ed) */
+	struct hwt_emu_box *box;
 };
 
 /* One translated block; immutable, never freed (threads keep pointers). */
@@ -102,7 +111,22 @@ static inline uint64_t emu_now(const struct emu_thr *t)
 	return t->tbase + t->icount;
 }
 
+/* Publish the generator's pending state in the box (after every callback
+ * that changed it: a fatal signal may end the thread at any guest
+ * instruction). */
+static inline void emu_box_sync(struct emu_thr *t)
+{
+	struct hwt_emu_box *b = t->box;
+	if (b) {
+		b->pkt_len = t->g.len;
+		b->tnt = t->g.tnt;
+		b->ntnt = t->g.ntnt;
+	}
+}
+
 /* stream.c */
+/* free a thread's state (not its stream mapping) */
+void emu_thr_free(struct emu_thr *t);
 struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked);
 /* FORK (if fork_rec) and ITRACE_START records of a new stream */
 void emu_thr_start_records(struct emu_thr *t, int fork_rec);

@@ -3,6 +3,8 @@
  *
  * Usage: qemu-x86_64 -plugin hwt-pt-plugin.so,ARG=VAL,... -- PROG ARGS
  *   dir=D fd=N        stream files in D, announced on pipe fd N (recorder)
+ *   fmt=pt|bts        trace format: Intel PT packets (default) or Intel BTS
+ *                     records (btsgen.h; user mode only, no filters)
  *   raw=P             debug: raw PT of each thread to P.<tid>
  *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
  *   tsc= mtc= mtc_period= cyc= cyc_thresh= psb_period= noretcomp= branch=
@@ -95,6 +97,7 @@ static struct emu_thr *thr_get(unsigned vcpu)
 		return NULL;
 	t->tbase = main_thread ? emu.tsc0 : clone_tsc;
 	ptg_init(&t->g, &emu.ptg, t->buf, EMU_BUF_SIZE, t->tbase);
+	btg_init(&t->b);
 	if (main_thread) {
 		const char *exe = qemu_plugin_path_to_binary();
 		const char *base = exe ? strrchr(exe, '/') : NULL;
@@ -154,6 +157,17 @@ static void transition(struct emu_thr *t, const struct emu_tb *p, uint64_t to)
 		emu_truth(t, p->last, to, 0);
 	else if (k == ASYNC || (k == FROM_KERNEL && to != p->next && is_handler(to)))
 		emu_truth(t, async_from, to, 1);
+
+	if (emu.bts) { /* one record per taken branch; the kernel's are filtered */
+		static const int8_t bkind[] = {
+		    [EMU_JCC] = BTG_JCC,      [EMU_JMP] = BTG_JMP,	  [EMU_CALL] = BTG_CALL,
+		    [EMU_JMP_IND] = BTG_IJMP, [EMU_CALL_IND] = BTG_ICALL, [EMU_RET] = BTG_RET};
+		if (k == NOT_TAKEN)
+			btg_not_taken(&t->b, p->last);
+		else if (k == TAKEN || k == DIRECT || k == INDIRECT || k == RET)
+			btg_branch(g, &t->b, bkind[p->cls], p->last, to, p->next);
+		return;
+	}
 
 	if (t->stopped)
 		return;
@@ -302,17 +316,20 @@ static void tb_exec(unsigned vcpu, void *udata)
 		}
 	}
 	if (!p) {
-		ptg_begin(g);
-		if (in_filter(to) && !(emu.nfilt && in_stop(to)))
-			ptg_pge(g, to);
+		if (!emu.bts) {
+			ptg_begin(g);
+			if (in_filter(to) && !(emu.nfilt && in_stop(to)))
+				ptg_pge(g, to);
+		}
 	} else {
 		transition(t, p, to);
 	}
 done:
-	if (__builtin_expect(ptg_psb_due(g), 0))
+	if (__builtin_expect(ptg_psb_due(g) && !emu.bts, 0))
 		ptg_psb(g, to);
 	if (__builtin_expect(g->len >= emu.flush_at, 0))
 		emu_thr_flush(t, 0);
+	emu_box_sync(t);
 }
 
 static uint8_t classify(const struct hwt_x86_insn *in)
@@ -378,9 +395,7 @@ static void child_after_fork(struct emu_thr *parent)
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *o = thr_by_vcpu[i];
 		if (o && o != parent) {
-			free(o->buf);
-			free(o->tbuf);
-			free(o);
+			emu_thr_free(o);
 			thr_by_vcpu[i] = NULL;
 		}
 	}
@@ -392,9 +407,7 @@ static void child_after_fork(struct emu_thr *parent)
 		munmap(parent->map, parent->map_len);
 	if (parent->raw_fd >= 0)
 		close(parent->raw_fd);
-	free(parent->buf);
-	free(parent->tbuf);
-	free(parent);
+	emu_thr_free(parent);
 	thr_by_vcpu[vcpu] = NULL;
 	emu.pid = getpid();
 	struct emu_thr *t = emu_thr_new((int)vcpu, ppid, ptid, 1);
@@ -402,11 +415,14 @@ static void child_after_fork(struct emu_thr *parent)
 		return;
 	t->tbase = now;
 	ptg_init(&t->g, &emu.ptg, t->buf, EMU_BUF_SIZE, now);
+	btg_init(&t->b);
 	emu_thr_start_records(t, 1);
 	/* Resume like the parent: after the syscall, user mode comes back. */
-	ptg_begin(&t->g);
+	if (!emu.bts)
+		ptg_begin(&t->g);
 	t->prev = prev;
 	thr_by_vcpu[vcpu] = t;
+	emu_box_sync(t);
 }
 
 static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1, uint64_t a2,
@@ -458,6 +474,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 			emu_thr_flush(t, 1);
 		break;
 	}
+	if (num != SYS_exit)
+		emu_box_sync(t);
 }
 
 static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret)
@@ -507,6 +525,9 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 	default:
 		break;
 	}
+	t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL; /* a fork replaced it */
+	if (t)
+		emu_box_sync(t);
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p)
@@ -635,6 +656,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			snprintf(emu.dir, sizeof(emu.dir), "%s", v);
 		else if (!strcmp(k, "fd"))
 			emu.announce_fd = (int)n;
+		else if (!strcmp(k, "fmt") && (!strcmp(v, "pt") || !strcmp(v, "bts")))
+			emu.bts = !strcmp(v, "bts");
 		else if (!strcmp(k, "raw"))
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
 		else if (!strcmp(k, "truth"))
@@ -688,6 +711,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		emu.flush_at = 4096;
 	if (!emu.ptg.mtc && !emu.ptg.tsc)
 		emu.ptg.mtc = 0;
+	if (emu.bts) {
+		if (emu.nfilt) {
+			fprintf(stderr, "hwt-pt-plugin: fmt=bts has no address filters\n");
+			return -1;
+		}
+		emu.ptg.mtc = 0; /* the PT generator writes nothing */
+		emu.ptg.tsc = 0;
+	}
 	/* one warning about exec() for the whole process tree (forks share it) */
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;

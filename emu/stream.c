@@ -10,6 +10,10 @@
  * forked children never interleave.  Full mode waits (sleeps) while the
  * AUX or data ring has no room; overwrite (snapshot) mode never waits.
  * Also: raw PT per thread (<raw>.<tid>, debugging) and the truth file.
+ * The file ends with the thread's box (unit/emu_abi.h): the packet and
+ * truth buffers live there, their lengths published after every callback,
+ * so that the recorder can finish the stream of a thread a fatal signal
+ * killed (QEMU calls no plugin callback then).
  * Ownership: the thread's buffers and mapping are freed by emu_thr_end.
  */
 #include <errno.h>
@@ -132,7 +136,7 @@ static int open_ring(struct emu_thr *t)
 {
 	char path[600];
 	snprintf(path, sizeof(path), "%s/s.%d", emu.dir, (int)t->tid);
-	size_t len = 4096 + emu.data_size + emu.aux_size;
+	size_t len = 4096 + emu.data_size + emu.aux_size + HWT_EMU_BOX_BYTES;
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -158,6 +162,8 @@ static int open_ring(struct emu_thr *t)
 	t->map = m;
 	t->map_len = len;
 	t->have_ring = 1;
+	t->box = (struct hwt_emu_box *)(b + 4096 + emu.data_size + emu.aux_size);
+	t->box->magic = HWT_EMU_BOX_MAGIC;
 	char line[800];
 	snprintf(line, sizeof(line), "S %d %d %d %d %s\n", (int)t->pid, (int)t->tid, (int)t->ppid,
 		 (int)t->ptid, path);
@@ -170,14 +176,6 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 	struct emu_thr *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->buf = malloc(EMU_BUF_SIZE);
-	t->tbuf = malloc(EMU_TRUTH_BUF);
-	if (!t->buf || !t->tbuf) {
-		free(t->buf);
-		free(t->tbuf);
-		free(t);
-		return NULL;
-	}
 	t->vcpu = vcpu;
 	t->pid = getpid();
 	t->tid = (pid_t)syscall(SYS_gettid);
@@ -201,8 +199,33 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 	}
 	if (emu.dir[0])
 		open_ring(t);
+	if (t->box) {
+		t->buf = (uint8_t *)t->box + HWT_EMU_BOX_HDR;
+		t->tbuf = (char *)t->box + HWT_EMU_BOX_HDR + HWT_EMU_BOX_PKT;
+	} else {
+		t->buf = malloc(EMU_BUF_SIZE);
+		t->tbuf = malloc(EMU_TRUTH_BUF);
+	}
+	if (!t->buf || !t->tbuf) {
+		if (t->have_ring)
+			munmap(t->map, t->map_len);
+		if (t->raw_fd >= 0)
+			close(t->raw_fd);
+		t->box = NULL;
+		emu_thr_free(t);
+		return NULL;
+	}
 	(void)forked;
 	return t;
+}
+
+void emu_thr_free(struct emu_thr *t)
+{
+	if (!t->box) {
+		free(t->buf);
+		free(t->tbuf);
+	}
+	free(t);
 }
 
 /* A FORK or EXIT record of thread t (parent / exiting pid and tid as
@@ -393,6 +416,8 @@ void emu_truth_flush(struct emu_thr *t)
 	if (t->tlen && emu.truth_fd >= 0)
 		write_all(emu.truth_fd, t->tbuf, t->tlen);
 	t->tlen = 0;
+	if (t->box)
+		t->box->truth_len = 0;
 }
 
 void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
@@ -410,6 +435,8 @@ void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
 	}
 	*p++ = '\n';
 	t->tlen = (size_t)(p - t->tbuf);
+	if (t->box)
+		t->box->truth_len = t->tlen;
 }
 
 static void aux_out(struct emu_thr *t, const uint8_t *p, size_t n)
@@ -440,6 +467,10 @@ void emu_thr_flush(struct emu_thr *t, int force)
 	size_t n = ptg_pending(&t->g);
 	if (!n || (!force && n < emu.flush_at))
 		return;
+	if (emu.bts) { /* BTS: each piece ends with a zero record (btsgen.h) */
+		btg_end_piece(&t->g);
+		n = ptg_pending(&t->g);
+	}
 	/* Each AUX piece ends at a packet boundary and is a multiple of 8
 	 * bytes (PAD packets fill up, as hardware pads): perf.data pads every
 	 * AUXTRACE payload to 8 with zeros that decoders read as stream
@@ -457,6 +488,7 @@ void emu_thr_flush(struct emu_thr *t, int force)
 	if (t->have_ring)
 		aux_out(t, t->g.buf, n);
 	ptg_consume(&t->g, n);
+	emu_box_sync(t);
 }
 
 void emu_thr_end(struct emu_thr *t, int exited)
@@ -472,6 +504,9 @@ void emu_thr_end(struct emu_thr *t, int exited)
 			 (unsigned long long)t->wait_ns);
 		munmap(t->map, t->map_len);
 		t->have_ring = 0;
+		t->box = NULL; /* buf and tbuf were in it: the thread is done */
+		t->buf = NULL;
+		t->tbuf = NULL;
 		announce(line);
 	}
 	if (t->raw_fd >= 0)

@@ -62,4 +62,10 @@ else
 	echo "emu-record: SKIP (bench/bench_emu.sh missing)"
 fi
 
+# --- section: Intel BTS decoding, hwt vs perf script (bench/bench_bts.sh) ---
+# one gzip recording of the emulated intel_bts unit; prints
+# "bts-decode: hwt X MB/s, perf-script Y MB/s, ratio X/Y".
+out=$(bench/bench_bts.sh "$B" 2>/dev/null) || status=1
+echo "${out:-bts-decode: FAIL (bench/bench_bts.sh printed nothing)}"
+
 exit $status

@@ -12,6 +12,11 @@
  * to dump_perf_data(): each AUX stream (the AUXTRACE payloads of one
  * thread or CPU, in file order) is dumped in turn under a "# stream" line,
  * decoded for the cpu and timing parameters the recording holds.
+ *
+ * Intel BTS: a recording whose AUXTRACE_INFO says intel_bts, or a raw
+ * file with --bts, is printed one 24-byte record a line (dump_bts):
+ * offset, from, to, flags and pred/miss (flags bit 4), as perf's BTS
+ * dump names it; all-zero records print as "pad".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +31,7 @@
 #endif
 
 #include "cli.h"
+#include "hwt/bts.h"
 #include "hwt/pt_config.h"
 #include "hwt/perf_data.h"
 #include "hwt/pt_packet.h"
@@ -37,9 +43,12 @@ static const char usage_text[] =
     "Print the packets of a raw Intel PT stream, one per line, as libipt's\n"
     "ptdump does.  FROM/TO select a byte range of FILE.  FILE may also be a\n"
     "recording (perf.data): each thread's or CPU's trace is dumped in turn.\n"
+    "Intel BTS recordings (and raw files with --bts) print one record a line:\n"
+    "offset, from, to, flags, pred|miss.\n"
     "\n"
     "options:\n"
     "  --help|-h                 this text\n"
+    "  --bts                     FILE holds Intel BTS records (24 bytes each)\n"
     "  --no-sync                 start at offset 0 instead of the first PSB\n"
     "  --quiet                   print only errors\n"
     "  --no-pad                  hide PAD packets\n"
@@ -433,6 +442,41 @@ static void config_from_recording(struct hwt_pt_config *cfg, struct hwt_perf_rea
 		cfg->nom_freq = (uint8_t)info->max_nonturbo_ratio;
 }
 
+/* Intel BTS records, one a line: "OFFSET  FROM -> TO  flags 0xF pred|miss"
+ * (without the offset column under --no-offset); a trailing partial record
+ * is reported as an error.  Returns 1 if there was one, else 0. */
+static int dump_bts(struct dump_state *s, const struct hwt_ptdump_opts *o, const uint8_t *data,
+		    size_t size)
+{
+	struct hwt_bts_record r;
+	size_t i = 0;
+	for (; hwt_bts_record_at(data, data + size, i, &r) == 0; i++) {
+		if (o->quiet)
+			continue;
+		char *p = out_room(&s->out);
+		int n = 0;
+		if (!o->no_offset)
+			n = snprintf(p, 64, "%016llx  ",
+				     (unsigned long long)(i * HWT_BTS_RECORD_SIZE));
+		if (!r.from && !r.to && !r.flags)
+			n += snprintf(p + n, 64, "pad\n");
+		else
+			n += snprintf(p + n, 160, "0x%llx -> 0x%llx  flags 0x%llx %s\n",
+				      (unsigned long long)r.from, (unsigned long long)r.to,
+				      (unsigned long long)r.flags,
+				      r.flags & HWT_BTS_FLAG_PREDICTED ? "pred" : "miss");
+		s->out.n += (size_t)n;
+	}
+	size_t rest = size - i * HWT_BTS_RECORD_SIZE;
+	if (rest) {
+		char *p = out_room(&s->out);
+		s->out.n += (size_t)snprintf(p, 128, "[%016llx: partial record: %zu bytes]\n",
+					     (unsigned long long)(i * HWT_BTS_RECORD_SIZE), rest);
+		return 1;
+	}
+	return 0;
+}
+
 /* hwt dump on a perf.data file: each AUX stream (per thread or per CPU)
  * is dumped in turn under a "# stream" header line. */
 static int dump_perf_data(struct dump_state *s, const struct input *in, const char *name,
@@ -445,7 +489,7 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 	struct aux_stream *v = NULL;
 	size_t nv = 0;
 	char err[256] = "";
-	int have_info = 0, rc = 0, ret;
+	int have_info = 0, rc = 0, ret, bts = 0;
 
 	if (hwt_perf_reader_open_mem(&r, in->data, in->size, err, sizeof(err)) < 0) {
 		cli_err("dump", "cannot read recording '%s': %s", name, err);
@@ -456,8 +500,10 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 		    rec.size >= sizeof(struct hwt_perf_rec_auxtrace_info)) {
 			const struct hwt_perf_rec_auxtrace_info *ai = (const void *)rec.hdr;
 			size_t nr = (rec.size - sizeof(*ai)) / sizeof(uint64_t);
+			bts = ai->type == HWT_PERF_AUXTRACE_INTEL_BTS;
 			if (ai->type == HWT_PERF_AUXTRACE_INTEL_PT &&
-			    hwt_perf_intel_pt_info_parse(&info, (const uint64_t *)(ai + 1), nr) == 0)
+			    hwt_perf_intel_pt_info_parse(&info, (const uint64_t *)(ai + 1), nr) ==
+				0)
 				have_info = 1;
 		} else if (rec.type == HWT_PERF_RECORD_AUXTRACE && rec.aux_data) {
 			struct aux_stream *st = aux_stream_get(&v, &nv, rec.aux_idx);
@@ -484,7 +530,8 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 					 "# stream %u: tid %d, cpu %d, %zu bytes\n", v[i].idx,
 					 v[i].tid, v[i].cpu, v[i].size);
 			s->out.n += (size_t)n;
-			int one = dump_buffer(s, cfg, o, v[i].data, v[i].size, no_sync);
+			int one = bts ? dump_bts(s, o, v[i].data, v[i].size)
+				      : dump_buffer(s, cfg, o, v[i].data, v[i].size, no_sync);
 			if (one > rc)
 				rc = one;
 		}
@@ -503,7 +550,7 @@ int hwt_cmd_dump(int argc, char **argv)
 	struct dump_state s;
 	struct input in;
 	char *file = NULL;
-	int no_sync = 0, have_cpu = 0, rc;
+	int no_sync = 0, have_cpu = 0, rc, bts = 0;
 
 	hwt_pt_config_init(&cfg);
 	memset(&o, 0, sizeof(o));
@@ -523,6 +570,8 @@ int hwt_cmd_dump(int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage_text, stdout);
 			return 0;
+		} else if (!strcmp(a, "--bts")) {
+			bts = 1;
 		} else if (!strcmp(a, "--no-sync")) {
 			no_sync = 1;
 		} else if (!strcmp(a, "--quiet")) {
@@ -632,6 +681,8 @@ int hwt_cmd_dump(int argc, char **argv)
 	}
 	if (in.size >= 8 && !memcmp(in.data, "PERFILE2", 8))
 		rc = dump_perf_data(&s, &in, file, &cfg, &o, have_cpu, no_sync);
+	else if (bts)
+		rc = dump_bts(&s, &o, in.data, in.size);
 	else
 		rc = dump_buffer(&s, &cfg, &o, in.data, in.size, no_sync);
 	out_flush(&s.out);

@@ -367,6 +367,15 @@ static int print_info(struct hwt_perf_reader *r, const char *file)
 		printf("  pid %d tid %d  %s%s\n", in.thr[i].pid, in.thr[i].tid,
 		       in.thr[i].comm[0] ? in.thr[i].comm : "?",
 		       in.thr[i].exited ? " (exited)" : "");
+	size_t fsz = 0; /* hwt's HWT_FATAL feature: "fatal pid=P tid=T signal=S" lines */
+	const char *fat = hwt_perf_reader_feature(r, HWT_FEAT_HWT_FATAL, &fsz);
+	for (size_t at = 0; fat && at < fsz;) {
+		const char *nl = memchr(fat + at, '\n', fsz - at);
+		size_t l = nl ? (size_t)(nl - (fat + at)) : fsz - at;
+		size_t skip = l >= 6 && !memcmp(fat + at, "fatal ", 6) ? 6 : 0;
+		printf("fatal:     %.*s\n", (int)(l - skip), fat + at + skip);
+		at += l + 1;
+	}
 
 	printf("trace:     %llu bytes in %llu AUXTRACE records\n",
 	       (unsigned long long)in.auxtrace_bytes,

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flight.h"
 #include "hwt/error.h"
 #include "hwt/perf_data.h"
 #include "hwt/unit.h"
@@ -39,13 +40,15 @@
 
 static const char usage_text[] =
     "usage: hwt record [-e EVENT[/TERMS/][u]] [--emulate|--no-emulate] [-o FILE] [-m SIZE]\n"
-    "                  [-S[SIZE]] [--filter SPEC] [--truth FILE]\n"
+    "                  [-S[SIZE]] [--flight-recorder[=SIZE] [--last N]]\n"
+    "                  [--filter SPEC] [--truth FILE]\n"
     "                  [-p PID | -t TID | -a | -C LIST] [-N] [--] [CMD ARGS...]\n"
     "Record CMD (or a running process, or CPUs) into a perf.data file.\n"
     "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, dummy (sideband\n"
     "                  only); terms as perf's: intel_pt/tsc,mtc,mtc_period=3,cyc,\n"
     "                  cyc_thresh=N,psb_period=N,noretcomp,branch=0/u\n"
-    "  --emulate       use the emulated Intel PT unit (QEMU) even if hardware exists\n"
+    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts) even if\n"
+    "                  hardware exists\n"
     "  --no-emulate    hardware only: fail if the trace unit is not present\n"
     "  -o FILE         output (default hwt.data; an existing one becomes FILE.old);\n"
     "                  '-': standard output (perf's pipe mode on a pipe; the program's\n"
@@ -57,6 +60,11 @@ static const char usage_text[] =
     "  --filter SPEC   address filters: 'filter|start|stop|tracestop ADDR|SYM[/SIZE]\n"
     "                  [@FILE]', comma separated\n"
     "  --truth FILE    emulated unit: write the branch ground truth to FILE\n"
+    "  --flight-recorder[=SIZE]  keep only the newest SIZE (default 256K) of each\n"
+    "                  thread's trace (snapshot mode); when the program dies of\n"
+    "                  SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, print which thread\n"
+    "                  died, its last branches and its call stack on stderr\n"
+    "  --last N        with --flight-recorder: print N branches (default 32)\n"
     "  -p PID, -t TID  attach to a running process / thread\n"
     "  -a, -C LIST     trace all / the listed CPUs (needs perf_event_paranoid <= 0)\n"
     "  -N, --no-buildid-cache  do not save the vdso into the build-id cache\n"
@@ -167,6 +175,8 @@ static int elf_machine(const char *path)
 struct rec_opts {
 	const char *event, *output, *filter, *truth;
 	int emulate, all_cpus, snapshot, no_buildid_cache;
+	int flight;	 /* --flight-recorder */
+	unsigned last_n; /* --last */
 	uint64_t aux_bytes, data_bytes, snapshot_bytes;
 	pid_t pid, tid;
 	int *cpus;
@@ -243,6 +253,22 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 				cli_err("record", "bad snapshot size '%s'", sz);
 				return 2;
 			}
+		} else if (!strncmp(a, "--flight-recorder", 17) && (!a[17] || a[17] == '=')) {
+			o->flight = 1;
+			o->snapshot = 1;
+			if (a[17] && parse_size(a + 18, &o->snapshot_bytes, 0)) {
+				cli_err("record", "bad flight recorder size '%s' (e.g. 256K, 1M)",
+					a + 18);
+				return 2;
+			}
+		} else if (!strcmp(a, "--last")) {
+			NEEDVAL();
+			unsigned long long v;
+			if (cli_parse_u64(val, &v) || !v || v > 1000000) {
+				cli_err("record", "bad branch count '%s' for --last", val);
+				return 2;
+			}
+			o->last_n = (unsigned)v;
 		} else if (!strcmp(a, "--filter")) {
 			NEEDVAL();
 			o->filter = val;
@@ -288,6 +314,23 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		cli_err("record", "-p/-t attach to a running program: give no command");
 		return 2;
 	}
+	if (o->last_n && !o->flight) {
+		cli_err("record", "--last goes with --flight-recorder");
+		return 2;
+	}
+	if (o->flight && !strcmp(o->output, "-")) {
+		cli_err("record", "--flight-recorder reads its file back for the report: give -o "
+				  "FILE, not -o -");
+		return 2;
+	}
+	if (o->flight) { /* per-thread rings of the flight recorder's size */
+		if (!o->snapshot_bytes)
+			o->snapshot_bytes = 256 << 10;
+		if (!o->aux_bytes)
+			o->aux_bytes = o->snapshot_bytes;
+		if (!o->last_n)
+			o->last_n = FLIGHT_DEFAULT_LAST;
+	}
 	if (o->aux_bytes)
 		o->aux_bytes = round_pow2(o->aux_bytes);
 	if (o->data_bytes)
@@ -306,11 +349,12 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		char name[64];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
 		int m = elf_machine(prog);
-		if (!strcmp(name, "intel_pt") && m > 0 && m != EM_X86_64) {
+		int bts = !strcmp(name, "intel_bts");
+		if ((bts || !strcmp(name, "intel_pt")) && m > 0 && m != EM_X86_64) {
 			cli_err("record",
-				"'%s' is not an x86-64 program (ELF machine %d): Intel PT traces "
+				"'%s' is not an x86-64 program (ELF machine %d): Intel %s traces "
 				"x86-64 code only",
-				prog, m);
+				prog, m, bts ? "BTS" : "PT");
 			return 2;
 		}
 	}
@@ -361,6 +405,9 @@ int hwt_cmd_record(int argc, char **argv)
 	struct hwt_session_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.size = sizeof(cfg);
+	char fevent[512];
+	if (o.flight)
+		o.event = flight_event(o.event, o.snapshot_bytes, fevent, sizeof(fevent));
 	cfg.event = o.event;
 	cfg.emulate = o.emulate;
 	cfg.aux_bytes = o.aux_bytes;
@@ -488,6 +535,9 @@ int hwt_cmd_record(int argc, char **argv)
 	int status = plain_child > 0 ? plain_status : hwt_session_exit_status(s);
 	struct hwt_session_stats stats;
 	hwt_session_get_stats(s, &stats);
+	struct flight_fatal fatal;
+	int fatal_known = plain_child <= 0 && !rc &&
+			  flight_record_fatal(&rec, s, child, status, &fatal) == 0 && fatal.sig;
 	int fr = hwt_record_finish(&rec, s, err, sizeof(err));
 	hwt_session_close(s);
 	free(o.cpus);
@@ -503,6 +553,8 @@ int hwt_cmd_record(int argc, char **argv)
 		(unsigned long long)rec.records, (unsigned long long)stats.lost_records,
 		(unsigned long long)stats.aux_truncated, (unsigned long long)stats.aux_partial,
 		(unsigned long long)stats.aux_collision);
+	if (o.flight && fatal_known && flight_is_crash(fatal.sig))
+		flight_record_report(o.output, o.last_n, &fatal);
 	if (rc)
 		return rc;
 	if (o.pid > 0 || o.tid > 0 || ((o.all_cpus || o.cpus) && plain_child <= 0))

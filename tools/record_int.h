@@ -49,4 +49,18 @@ int hwt_record_round(struct hwt_record *rec);
 /* Setup failed: remove the new file (and free rec's state). */
 void hwt_record_abort(struct hwt_record *rec);
 
+/* record_flight.c: the fatal signal that ended the program (from the
+ * session, else from the wait status of child): into *out and into the
+ * file; 0 when there is none.  Before hwt_record_finish. */
+struct flight_fatal;
+int flight_record_fatal(struct hwt_record *rec, struct hwt_session *s, pid_t child, int wstatus,
+			struct flight_fatal *out);
+/* SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT */
+int flight_is_crash(int sig);
+/* The event with a PSB period that fits the flight recorder's rings of
+ * size bytes (intel_pt without a psb_period term; else event itself). */
+const char *flight_event(const char *event, uint64_t size, char *buf, size_t len);
+/* The flight recorder's report of the finished file path on stderr. */
+void flight_record_report(const char *path, unsigned last_n, const struct flight_fatal *fat);
+
 #endif

@@ -116,6 +116,13 @@ static uint64_t aux_reference(struct hwt_record *rec, const struct hwt_stream *s
 		size_t i = (size_t)stream_index(rec, st);
 		uint64_t t = i < rec->nlast ? rec->last_time[i] : 0;
 		uint64_t tsc = t ? time_to_tsc(st, t) : 0;
+		/* BTS data has no time of its own: perf decodes a whole buffer
+		 * once an event at or after the reference comes, before applying
+		 * that event.  One tick past the newest record seen, so that the
+		 * sideband written before these branches (MMAP2 at the same
+		 * instant included) is applied first. */
+		if (hwt_session_unit(rec->s)->auxtrace_type == HWT_PERF_AUXTRACE_INTEL_BTS)
+			tsc++;
 		return tsc ? tsc : 1;
 	}
 #if defined(__x86_64__) || defined(__i386__)
@@ -353,8 +360,10 @@ int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *
 		uint64_t priv[64];
 		int k = unit->auxtrace_info(s, priv, 64);
 		if (k > 0)
-			e = hwt_perf_writer_write_auxtrace_info(rec->w, HWT_PERF_AUXTRACE_INTEL_PT,
-								priv, (size_t)k);
+			e = hwt_perf_writer_write_auxtrace_info(
+			    rec->w,
+			    unit->auxtrace_type ? unit->auxtrace_type : HWT_PERF_AUXTRACE_INTEL_PT,
+			    priv, (size_t)k);
 	}
 	if (!e && nidx && !is_dummy && !unit->emulated)
 		e = hwt_perf_writer_write_id_index(rec->w, idx, nidx);

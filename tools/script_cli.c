@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flight.h"
 #include "hwt/decode.h"
 #include "hwt/x86.h"
 #include "out/out.h"
@@ -17,7 +18,7 @@
 
 static const char usage_text[] =
     "usage: hwt script [-i FILE | FILE] [--branches [--format tsv|text] | --insn [--disasm]\n"
-    "                  | --calls] [--no-time] [--srcline]\n"
+    "                  | --calls | --last N [--tid T]] [--no-time] [--srcline]\n"
     "\n"
     "Decode a recording (hwt's or perf's intel_pt perf.data; default hwt.data) and\n"
     "print its control flow.  Code is read from the files the recording mapped.\n"
@@ -33,6 +34,9 @@ static const char usage_text[] =
     "                    terminal and stdout is not)\n"
     "  --srcline         source file:line after locations (DWARF line tables of the\n"
     "                    files, or their separate debug files); not with tsv\n"
+    "  --last N          the flight recorder's report: per thread (or of --tid T)\n"
+    "                    its last N taken branches and its call stack as\n"
+    "                    reconstructed from the trace; the fatal signal if recorded\n"
     "Trace errors are printed inline as '[offset, ip: error: text]'; decoding goes\n"
     "on at the next PSB.  Exit status 1 if there were any.\n"
     "(hwt script --pt FILE ... decodes a raw PT stream instead; see --pt --help.)\n";
@@ -158,6 +162,8 @@ int hwt_script_perf(int argc, char **argv)
 {
 	const char *input = NULL;
 	int srcline = 0, progress = 1;
+	unsigned long long last = 0, tid = 0;
+	int have_last = 0, have_tid = 0;
 	struct printer pr;
 	memset(&pr, 0, sizeof(pr));
 	pr.time = 1;
@@ -186,6 +192,18 @@ int hwt_script_perf(int argc, char **argv)
 			srcline = 1;
 		} else if (!strcmp(a, "--no-progress")) {
 			progress = 0;
+		} else if (!strcmp(a, "--last") || !strcmp(a, "--tid")) {
+			unsigned long long v;
+			if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &v) || !v ||
+			    v > 0x7fffffff) {
+				cli_err("script", "%s needs a number > 0", a);
+				return cli_usage_error(usage_text);
+			}
+			i++;
+			if (a[2] == 'l')
+				last = v, have_last = 1;
+			else
+				tid = v, have_tid = 1;
 		} else if (!strcmp(a, "--format") || !strncmp(a, "--format=", 9)) {
 			const char *v = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
 			if (!v || (strcmp(v, "tsv") && strcmp(v, "text"))) {
@@ -211,6 +229,19 @@ int hwt_script_perf(int argc, char **argv)
 	}
 	if (!input)
 		input = "hwt.data";
+	if (have_tid && !have_last) {
+		cli_err("script", "--tid goes with --last");
+		return cli_usage_error(usage_text);
+	}
+	if (have_last) { /* the flight recorder's report (flight.c) */
+		if (hwt_outbuf_init(&pr.o, STDOUT_FILENO, 1u << 16))
+			return 2;
+		int rc = flight_run(input, "script", (unsigned)last,
+				    have_tid ? (long)tid : FLIGHT_ALL, 1, &pr.o);
+		if (hwt_outbuf_fini(&pr.o) && rc == 0)
+			rc = 1;
+		return rc;
+	}
 	if (srcline && !(pr.sl = sl_cache_alloc()))
 		return 2;
 	if (hwt_outbuf_init(&pr.o, STDOUT_FILENO, 1u << 20)) {

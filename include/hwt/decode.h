@@ -266,15 +266,16 @@ uint64_t hwt_decoder_tsc_to_ns(const struct hwt_decoder *d, uint64_t tsc);
  * message naming the type.
  *
  * Adding a format: write lib/<fmt>/decode.c (or lib/decode/<fmt>.c)
- * defining `const struct hwt_decoder_ops hwt_decoder_<fmt>`, and add one
- * line to the table in lib/decode/formats.c (and the extern there).  The
+ * defining `const struct hwt_decoder_ops hwt_decoder_<fmt>`, and add its
+ * extern and one line to the table in lib/decode/formats.c.  The
  * format uses the engine's services below (threads, processes, images,
  * per-CPU timelines, time conversion) and delivers through the
  * hwt_dec_emit_* functions.
  *
  * Calls, in record order:
  *   create(dec, priv, n, &state)       at AUXTRACE_INFO (priv: its private
- *                                      words; NULL/0 without one)
+ *                                      words, an aligned copy valid during
+ *                                      the call; NULL/0 without one)
  *   chunk(state, q, data, size, off)   each AUXTRACE payload of queue q
  *                                      (q->tid/cpu/per_cpu set at its first
  *                                      chunk; data valid during the call only:

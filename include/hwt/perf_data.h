@@ -197,6 +197,11 @@ void hwt_perf_attr_sideband(struct perf_event_attr *attr, int per_cpu);
 int hwt_perf_writer_add_build_id(struct hwt_perf_writer *w, int32_t pid, uint16_t cpumode,
 				 const uint8_t *id, size_t len, const char *name);
 
+/* One of hwt's own features (feat >= HWT_FEAT_HWT_FIRST, each at most
+ * once): its bytes, copied, are written by finish.  Can be called until
+ * finish. */
+int hwt_perf_writer_add_feature(struct hwt_perf_writer *w, int feat, const void *data, size_t len);
+
 /* Bytes written so far (header + attrs + data). */
 uint64_t hwt_perf_writer_offset(const struct hwt_perf_writer *w);
 int hwt_perf_writer_finish(struct hwt_perf_writer *w);

@@ -101,6 +101,12 @@ enum hwt_perf_feature {
 	HWT_FEAT_STAT = 19,
 	HWT_FEAT_CACHE = 20,
 	HWT_FEAT_SAMPLE_TIME = 21,
+	/* hwt's own features (perf reads only the bits it knows, all below
+	 * 64; bits from HWT_FEAT_HWT_FIRST on are hwt's):
+	 * HWT_FATAL: the fatal signals that ended recorded threads, text
+	 * lines "fatal pid=P tid=T signal=S\n" (hwt record) */
+	HWT_FEAT_HWT_FIRST = 192,
+	HWT_FEAT_HWT_FATAL = 192,
 	HWT_FEAT_BITS = 256,
 };
 
@@ -296,6 +302,21 @@ enum hwt_intel_pt_priv {
 	HWT_IPT_MAX_NONTURBO_RATIO,
 	HWT_IPT_FILTER_STR_LEN,
 	HWT_IPT_PRIV_MAX /* then the filter string, padded to 8 */
+};
+
+/* ---- Intel BTS's AUXTRACE_INFO private words (perf's intel-bts.h) ----
+ * perf 6.1 needs at least the words up to the snapshot mode's (5).  The
+ * trace is a sequence of 24-byte records {u64 from, u64 to, u64 flags}
+ * (flags bit 4: predicted), one per taken branch. */
+#define HWT_PERF_AUXTRACE_INTEL_BTS 2
+enum hwt_intel_bts_priv {
+	HWT_IBTS_PMU_TYPE,
+	HWT_IBTS_TIME_SHIFT,
+	HWT_IBTS_TIME_MULT,
+	HWT_IBTS_TIME_ZERO,
+	HWT_IBTS_CAP_USER_TIME_ZERO,
+	HWT_IBTS_SNAPSHOT_MODE,
+	HWT_IBTS_PRIV_MAX
 };
 
 #ifdef __cplusplus

@@ -129,6 +129,11 @@ struct hwt_unit_ops {
 	 * AUX ring while the session copies it.  Kernel streams use
 	 * PERF_EVENT_IOC_PAUSE_OUTPUT without this. */
 	int (*pause)(struct hwt_session *s, struct hwt_stream *st, int pause);
+	/* Optional: the trace is made of records of this many bytes (intel_bts:
+	 * 24); snapshots are cut to whole records.  0: a byte stream. */
+	unsigned aux_align;
+	/* Optional: perf's AUXTRACE_INFO type (PERF_AUXTRACE_*); 0: Intel PT. */
+	uint32_t auxtrace_type;
 };
 
 /* Contract for emulated units (launch/poll): launch starts the program
@@ -142,9 +147,10 @@ struct hwt_unit_ops {
 /* Registry. */
 const struct hwt_unit_ops *hwt_unit_find(const char *name); /* hardware first */
 const struct hwt_unit_ops *hwt_unit_find_emulated(const char *name);
-/* The emulated Intel PT unit defines this (lib/unit/emu_pt.c), with
- * .name = "intel_pt" and .emulated = 1; registry.c lists it. */
+/* The emulated Intel PT and Intel BTS units (lib/unit/emu_pt.c), with
+ * .name = "intel_pt" / "intel_bts" and .emulated = 1; registry.c lists them. */
 extern const struct hwt_unit_ops hwt_unit_emu_pt;
+extern const struct hwt_unit_ops hwt_unit_emu_bts;
 const struct hwt_unit_ops *const *hwt_unit_all(size_t *count);
 
 /* Sessions. err receives a one-line message on failure. */
@@ -177,6 +183,11 @@ void hwt_session_set_unit_priv(struct hwt_session *s, void *priv);
  * it report it here).  hwt_session_exit_status: -1 if not known yet. */
 void hwt_session_set_exit_status(struct hwt_session *s, int wstatus);
 int hwt_session_exit_status(const struct hwt_session *s);
+/* The thread whose fatal signal ended a traced process (backends that
+ * know it say so: the emulated unit learns it from QEMU).  Returns 1 and
+ * fills pid, tid, sig when known, else 0. */
+void hwt_session_set_fatal(struct hwt_session *s, pid_t pid, pid_t tid, int sig);
+int hwt_session_fatal(const struct hwt_session *s, pid_t *pid, pid_t *tid, int *sig);
 /* A one-line notice for the user (e.g. the fallback to the emulated
  * unit), "" if none. */
 const char *hwt_session_notice(const struct hwt_session *s);

@@ -252,8 +252,10 @@ static int switch_in(const struct hwt_perf_record *rec, uint32_t *tid, uint32_t 
 	*pid = rec->sid.pid;
 	if (rec->type == PERF_RECORD_ITRACE_START &&
 	    rec->size >= sizeof(struct hwt_perf_rec_itrace_start)) {
-		*tid = ((const struct hwt_perf_rec_itrace_start *)rec->hdr)->tid;
-		*pid = ((const struct hwt_perf_rec_itrace_start *)rec->hdr)->pid;
+		struct hwt_perf_rec_itrace_start it; /* (a pipe's records may be unaligned) */
+		memcpy(&it, rec->hdr, sizeof(it));
+		*tid = it.tid;
+		*pid = it.pid;
 	}
 	return 1;
 }
@@ -458,8 +460,16 @@ static void on_mmap(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 	size_t fix = v2 ? sizeof(struct hwt_perf_rec_mmap2) : sizeof(struct hwt_perf_rec_mmap);
 	if (rec->size < fix)
 		return;
-	const struct hwt_perf_rec_mmap *m = (const void *)rec->hdr;
-	uint32_t prot = v2 ? ((const struct hwt_perf_rec_mmap2 *)(const void *)rec->hdr)->prot : 0;
+	/* copies: a pipe's records may be unaligned */
+	struct hwt_perf_rec_mmap mm;
+	memcpy(&mm, rec->hdr, sizeof(mm));
+	const struct hwt_perf_rec_mmap *m = &mm;
+	uint32_t prot = 0;
+	if (v2) {
+		struct hwt_perf_rec_mmap2 m2;
+		memcpy(&m2, rec->hdr, sizeof(m2));
+		prot = m2.prot;
+	}
 	const char *path = rec_str(rec, fix);
 	if (!path || m->pid == (uint32_t)-1 || !m->len)
 		return;
@@ -485,12 +495,13 @@ static void on_mmap(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 
 static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 {
-	const void *h = rec->hdr;
 	switch (rec->type) {
 	case PERF_RECORD_COMM: {
 		if (rec->size < sizeof(struct hwt_perf_rec_comm))
 			break;
-		const struct hwt_perf_rec_comm *c = h;
+		struct hwt_perf_rec_comm cc;
+		memcpy(&cc, rec->hdr, sizeof(cc));
+		const struct hwt_perf_rec_comm *c = &cc;
 		hwt_dec_thread_get(d, c->tid, c->pid);
 		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			struct hwt_process *p = hwt_dec_process_get(d, c->pid);
@@ -506,7 +517,9 @@ static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec
 	case PERF_RECORD_FORK: {
 		if (rec->size < sizeof(struct hwt_perf_rec_fork))
 			break;
-		const struct hwt_perf_rec_fork *f = h;
+		struct hwt_perf_rec_fork ff;
+		memcpy(&ff, rec->hdr, sizeof(ff));
+		const struct hwt_perf_rec_fork *f = &ff;
 		hwt_dec_thread_get(d, f->tid, f->pid);
 		if (f->pid != f->ppid) {
 			struct hwt_process *pp = proc_find(d, f->ppid);
@@ -592,9 +605,18 @@ static int on_record(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 	if (rec->type == HWT_PERF_RECORD_AUXTRACE_INFO) {
 		if (d->have_fmt || rec->size < sizeof(struct hwt_perf_rec_auxtrace_info))
 			return 0; /* the first one counts */
-		const struct hwt_perf_rec_auxtrace_info *ai = (const void *)rec->hdr;
-		size_t nr = (rec->size - sizeof(*ai)) / 8;
-		return format_start(d, ai->type, (const uint64_t *)(const void *)(ai + 1), nr);
+		struct hwt_perf_rec_auxtrace_info ai;
+		memcpy(&ai, rec->hdr, sizeof(ai));
+		size_t nr = (rec->size - sizeof(ai)) / 8;
+		/* the private words, aligned (a pipe's records may not be) */
+		uint64_t *priv = nr ? malloc(nr * 8) : NULL;
+		if (nr && !priv)
+			return HWT_ERR_NOMEM;
+		if (nr)
+			memcpy(priv, (const uint8_t *)rec->hdr + sizeof(ai), nr * 8);
+		int err = format_start(d, ai.type, priv, nr);
+		free(priv);
+		return err;
 	}
 	on_sideband(d, rec);
 	if (d->ops && d->ops->record)
@@ -632,13 +654,21 @@ int hwt_decoder_alloc(struct hwt_decoder **out, const struct hwt_decoder_config 
 	    (!cfg->path == !cfg->reader)) {
 		if (cfg && cfg->errbuf && cfg->errlen)
 			snprintf(cfg->errbuf, cfg->errlen,
-				 "the decoder needs either a file path or a reader");
+				 "bad decoder config: initialize it with hwt_decoder_config_init "
+				 "and set exactly one of path and reader");
 		return HWT_ERR_INVALID;
 	}
 	char *errbuf = cfg->size >= offsetof(struct hwt_decoder_config, errlen) + sizeof(size_t)
 			   ? cfg->errbuf
 			   : NULL;
 	size_t errlen = errbuf ? cfg->errlen : 0;
+	if (cfg->consumer && cfg->consumer->size < offsetof(struct hwt_decode_consumer, insn)) {
+		if (errlen)
+			snprintf(errbuf, errlen,
+				 "the consumer's size is not set (set it to sizeof(struct "
+				 "hwt_decode_consumer))");
+		return HWT_ERR_INVALID;
+	}
 	struct hwt_decoder *d = calloc(1, sizeof(*d));
 	if (!d)
 		return HWT_ERR_NOMEM;

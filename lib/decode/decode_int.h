@@ -9,9 +9,6 @@
 
 #include "hwt/decode.h"
 
-/* The formats' ops tables (formats.c lists them). */
-extern const struct hwt_decoder_ops hwt_decoder_intel_pt;
-
 /* The ops of an AUXTRACE_INFO type, NULL if none. */
 const struct hwt_decoder_ops *hwt_decoder_ops_find(uint32_t type);
 /* "intel_pt, ..." : the formats that have ops. */

@@ -1,14 +1,18 @@
 /* lib/decode/formats.c - the trace formats the recording decoder knows:
  * one ops table per AUXTRACE_INFO type (hwt/decode.h, "Trace formats").
- * Adding a format: its ops in its own file, one line in `formats` below
- * and its extern in decode_int.h. */
+ * Adding a format: its ops in its own file (lib/<fmt>/ or lib/decode/),
+ * then here its extern and one line in `formats`. */
 #include <stdio.h>
 #include <string.h>
 
 #include "decode/decode_int.h"
 
+extern const struct hwt_decoder_ops hwt_decoder_intel_pt;  /* pt.c */
+extern const struct hwt_decoder_ops hwt_decoder_intel_bts; /* lib/bts/decode.c */
+
 static const struct hwt_decoder_ops *const formats[] = {
     &hwt_decoder_intel_pt,
+    &hwt_decoder_intel_bts,
 };
 
 const struct hwt_decoder_ops *hwt_decoder_ops_find(uint32_t type)

@@ -410,8 +410,7 @@ static int blk_time(struct pt *e, uint64_t *t)
 
 /* Set up the region's decoder: the image (and decode cache) of the
  * queue's thread's process, or of every process (per-CPU).  0 or -1. */
-static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
-			int want_time)
+static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n)
 {
 	e->q = q;
 	e->pq = q->fmt;
@@ -442,7 +441,6 @@ static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *da
 	 * the time at every instruction for the thread that runs).  The
 	 * decode cache belongs to the image of one process generation. */
 	int blk = (!e->c->insn || !(e->c->flags & HWT_DEC_WANT_RAW)) && !q->per_cpu;
-	(void)want_time;
 	if (!e->pc)
 		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
 	uint64_t epoch = hwt_dec_process_epoch(e->dec);
@@ -480,7 +478,7 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	if (!n)
 		return;
 	int want_time = (e->c->flags & HWT_DEC_WANT_TIME) || q->per_cpu;
-	if (region_start(e, q, data, n, want_time))
+	if (region_start(e, q, data, n))
 		return;
 	e->have_prev = 0;
 	e->npend = 0;
@@ -685,6 +683,7 @@ static void pt_free(void *state)
 	free(e);
 }
 
+extern const struct hwt_decoder_ops hwt_decoder_intel_pt; /* formats.c lists it */
 const struct hwt_decoder_ops hwt_decoder_intel_pt = {
     .name = "intel_pt",
     .auxtrace_type = HWT_PERF_AUXTRACE_INTEL_PT,

@@ -74,6 +74,12 @@ struct hwt_perf_writer {
 	size_t nr_auxidx, cap_auxidx;
 	uint8_t *bids; /* the BUILD_ID feature's records as written */
 	size_t bids_len;
+	struct {
+		int feat;
+		uint8_t *p;
+		size_t n;
+	} xfeat[HWT_FEAT_BITS - HWT_FEAT_HWT_FIRST]; /* hwt's own, by number */
+	size_t nxfeat;
 };
 
 static char *xstrdup(const char *s)
@@ -145,6 +151,8 @@ void hwt_perf_writer_free(struct hwt_perf_writer *w)
 	free(w->pmus);
 	free(w->auxidx);
 	free(w->bids);
+	for (size_t i = 0; i < w->nxfeat; i++)
+		free(w->xfeat[i].p);
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
@@ -975,7 +983,32 @@ static void build_feature(struct hwt_perf_writer *w, int feat, struct fbuf *b)
 	}
 }
 
-/* In feature-number order (the order of the section table). */
+int hwt_perf_writer_add_feature(struct hwt_perf_writer *w, int feat, const void *data, size_t len)
+{
+	if (feat < HWT_FEAT_HWT_FIRST || feat >= HWT_FEAT_BITS || (len && !data))
+		return HWT_ERR_INVALID;
+	if (w->state == W_DONE)
+		return HWT_ERR_INVALID;
+	size_t at = 0;
+	while (at < w->nxfeat && w->xfeat[at].feat < feat)
+		at++;
+	if (at < w->nxfeat && w->xfeat[at].feat == feat)
+		return HWT_ERR_INVALID;
+	uint8_t *p = malloc(len ? len : 1);
+	if (!p)
+		return HWT_ERR_NOMEM;
+	if (len)
+		memcpy(p, data, len);
+	memmove(&w->xfeat[at + 1], &w->xfeat[at], (w->nxfeat - at) * sizeof(w->xfeat[0]));
+	w->xfeat[at].feat = feat;
+	w->xfeat[at].p = p;
+	w->xfeat[at].n = len;
+	w->nxfeat++;
+	return 0;
+}
+
+/* In feature-number order (the order of the section table); hwt's own
+ * (xfeat, all numbered above these) follow. */
 static const int features[] = {
     HWT_FEAT_BUILD_ID,	HWT_FEAT_HOSTNAME, HWT_FEAT_OSRELEASE,	HWT_FEAT_VERSION,
     HWT_FEAT_ARCH,	HWT_FEAT_NRCPUS,   HWT_FEAT_CPUDESC,	HWT_FEAT_CPUID,
@@ -1084,8 +1117,8 @@ int hwt_perf_writer_finish(struct hwt_perf_writer *w)
 
 	/* Section table, then contents. */
 	struct fbuf body = {0};
-	struct hwt_perf_file_section sec[NFEAT];
-	size_t nsec = 0;
+	struct hwt_perf_file_section sec[NFEAT + HWT_FEAT_BITS - HWT_FEAT_HWT_FIRST];
+	size_t nsec = w->nxfeat;
 	for (size_t i = 0; i < NFEAT; i++)
 		nsec += !feat_skip(w, features[i]);
 	uint64_t at = data_end + nsec * sizeof(sec[0]);
@@ -1098,6 +1131,12 @@ int hwt_perf_writer_finish(struct hwt_perf_writer *w)
 		sec[k].size = body.len - before;
 		k++;
 		h.features[features[i] / 64] |= 1ULL << (features[i] % 64);
+	}
+	for (size_t i = 0, k = nsec - w->nxfeat; i < w->nxfeat; i++, k++) {
+		sec[k].offset = at + body.len;
+		sec[k].size = w->xfeat[i].n;
+		fb_put(&body, w->xfeat[i].p, w->xfeat[i].n);
+		h.features[w->xfeat[i].feat / 64] |= 1ULL << (w->xfeat[i].feat % 64);
 	}
 	if (body.err) {
 		free(body.p);

@@ -9,8 +9,10 @@
  * each thread's stream file "S pid tid ppid ptid path" and its end
  * "E tid wait_ns"; each file is mapped and becomes a session stream with
  * fd = -1; done once every qemu process closed the pipe and the launched
- * one is reaped) -> close (unmap, remove the temp dir, kill a leftover
- * child).  Ownership: the unit's private state (struct emu_priv) belongs to
+ * one is reaped; then the streams that never ended (threads a signal
+ * killed) get their box appended, unit/emu_abi.h, and the thread a fatal
+ * signal killed is read from QEMU's per-thread log, qemu_logs_fatal) ->
+ * close (unmap, remove the temp dir, kill a leftover child).  Ownership: the unit's private state (struct emu_priv) belongs to
  * the session (unit_priv); the stream mappings are unmapped in close.
  * Limits: x86-64 Linux ELF programs (and #! scripts whose interpreter is
  * one); threads in one process number at most what the plugin supports.
@@ -34,6 +36,7 @@
 #include "hwt/error.h"
 #include "hwt/perf_data.h"
 #include "hwt/perf_records.h"
+#include "unit/emu_abi.h"
 #include "unit/unit_int.h"
 
 #define EMU_PMU_TYPE 8 /* attr.type of the emulated intel_pt event */
@@ -56,15 +59,19 @@ struct emu_map {
 	struct hwt_stream *st;
 	void *map;
 	size_t len;
+	struct hwt_emu_box *box;
 	char path[PATH_MAX];
 };
 
 struct emu_priv {
 	uint64_t config;
+	int bts; /* the emulated intel_bts unit (fmt=bts) */
 	char dir[PATH_MAX];
 	int rfd;
 	pid_t child;
 	int reaped, eof;
+	int fatal_log;	/* qemu writes its fatal-signal trace line to dir/fatal.<tid> */
+	int boxes_done; /* unfinished streams' boxes appended (see emu_abi.h) */
 	char line[8192];
 	size_t llen;
 	struct emu_map *maps;
@@ -305,6 +312,33 @@ static void free_argv(char **v)
 	free(v);
 }
 
+/* QEMU (7.1 on) can write each thread's log to its own file (-d tid, -D
+ * FILE.%d), and its trace event user_dump_core_and_abort is the line it
+ * logs when a guest signal kills the program: so the file's name says
+ * which thread died, its text of which signal.  1 if this qemu takes the
+ * options. */
+#define FATAL_LOG_ITEMS "tid,trace:user_dump_core_and_abort"
+static int qemu_logs_fatal(const char *qemu, const char *logarg)
+{
+	pid_t ch = fork();
+	if (ch < 0)
+		return 0;
+	if (ch == 0) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(qemu, qemu, "-d", FATAL_LOG_ITEMS, "-D", logarg, "-version", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(ch, &st, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 {
 	struct emu_priv *p = hwt_session_unit_priv(s);
@@ -342,6 +376,11 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 			if (*c == ',')
 				*c = ';';
 	}
+	if (p->bts && kfilter[0]) {
+		hwt_session_set_err(s, "intel_bts has no address filters (drop --filter)");
+		free_argv(prog);
+		return HWT_ERR_INVALID;
+	}
 	if ((cfg->truth_path && strchr(cfg->truth_path, ',')) || strchr(plugin, ',') ||
 	    strchr(kfilter, ',')) {
 		hwt_session_set_err(s, "emulated intel_pt: paths must not contain ','");
@@ -375,17 +414,27 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
-	int n = snprintf(
-	    parg, alen,
-	    "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
-	    "tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
-	    "noretcomp=%d,branch=%d",
-	    plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
-	    HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
-	    (unsigned long long)data, cfg->snapshot ? 1 : 0, !!(c & CFG_TSC), !!(c & CFG_MTC),
-	    (unsigned)(c >> CFG_MTC_PERIOD_SHIFT) & 15, !!(c & CFG_CYC),
-	    (unsigned)(c >> CFG_CYC_THRESH_SHIFT) & 15, (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15,
-	    !!(c & CFG_NORETCOMP), !!(c & CFG_BRANCH));
+	int n =
+	    p->bts
+		? snprintf(parg, alen,
+			   "%s,fmt=bts,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,"
+			   "snapshot=%d",
+			   plugin, p->dir, pfd[1],
+			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
+			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
+			   cfg->snapshot ? 1 : 0)
+		: snprintf(parg, alen,
+			   "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
+			   "tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
+			   "noretcomp=%d,branch=%d",
+			   plugin, p->dir, pfd[1],
+			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
+			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
+			   cfg->snapshot ? 1 : 0, !!(c & CFG_TSC), !!(c & CFG_MTC),
+			   (unsigned)(c >> CFG_MTC_PERIOD_SHIFT) & 15, !!(c & CFG_CYC),
+			   (unsigned)(c >> CFG_CYC_THRESH_SHIFT) & 15,
+			   (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15, !!(c & CFG_NORETCOMP),
+			   !!(c & CFG_BRANCH));
 	if (cfg->truth_path)
 		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
 	if (kfilter[0])
@@ -393,7 +442,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	size_t pc = 0;
 	while (prog[pc])
 		pc++;
-	char **qv = calloc(pc + 5, sizeof(char *));
+	char **qv = calloc(pc + 9, sizeof(char *));
 	if (!qv) {
 		free(parg);
 		close(pfd[0]);
@@ -401,12 +450,22 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
-	qv[0] = qemu;
-	qv[1] = "-plugin";
-	qv[2] = parg;
-	qv[3] = "--";
+	char logarg[PATH_MAX + 16];
+	snprintf(logarg, sizeof(logarg), "%s/fatal.%%d", p->dir);
+	p->fatal_log = !strchr(p->dir, '%') && qemu_logs_fatal(qemu, logarg);
+	size_t k = 0;
+	qv[k++] = qemu;
+	qv[k++] = "-plugin";
+	qv[k++] = parg;
+	if (p->fatal_log) {
+		qv[k++] = "-d";
+		qv[k++] = FATAL_LOG_ITEMS;
+		qv[k++] = "-D";
+		qv[k++] = logarg;
+	}
+	qv[k++] = "--";
 	for (size_t i = 0; i < pc; i++)
-		qv[4 + i] = prog[i];
+		qv[k++] = prog[i];
 	pid_t ch = fork();
 	if (ch < 0) {
 		hwt_session_set_err(s, "fork: %s", strerror(errno));
@@ -443,7 +502,7 @@ static void new_stream(struct hwt_session *s, struct emu_priv *p, const char *li
 	const struct hwt_session_config *cfg = hwt_session_config(s);
 	uint64_t aux, data;
 	ring_sizes(cfg, &aux, &data);
-	size_t len = 4096 + data + aux;
+	size_t len = 4096 + data + aux + HWT_EMU_BOX_BYTES;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -478,6 +537,7 @@ static void new_stream(struct hwt_session *s, struct emu_priv *p, const char *li
 	em->st = st;
 	em->map = m;
 	em->len = len;
+	em->box = (struct hwt_emu_box *)(b + 4096 + data + aux);
 	snprintf(em->path, sizeof(em->path), "%s", path);
 	st->unit_priv = em;
 }
@@ -494,6 +554,86 @@ static void end_stream(struct emu_priv *p, const char *line)
 			p->maps[i].st->hup = 1;
 			break;
 		}
+}
+
+/* Append a dead thread's box (emu_abi.h) to its AUX ring and to the truth
+ * file.  1 when done, 0 when the AUX ring has no room yet (full mode: the
+ * session drains it first). */
+static int append_box(struct hwt_session *s, struct emu_map *m)
+{
+	struct hwt_emu_box *b = m->box;
+	if (!b || b->magic != HWT_EMU_BOX_MAGIC)
+		return 1;
+	uint64_t n = b->pkt_len < HWT_EMU_BOX_PKT ? b->pkt_len : HWT_EMU_BOX_PKT;
+	uint64_t ntnt = b->ntnt <= 6 ? b->ntnt : 0;
+	uint64_t total = n + (ntnt ? 1 : 0);
+	uint64_t pad = (8 - (total & 7)) & 7; /* PADs: perf wants 8-byte pieces */
+	struct hwt_ring *r = &m->st->ring;
+	if (!r->overwrite && total + pad > r->aux_size)
+		total = 0; /* cannot happen (the plugin drains at aux_size / 4): drop */
+	if (total && r->aux) {
+		if (!r->overwrite && hwt_ring_aux_space(r) < total + pad)
+			return 0;
+		uint8_t tail[8] = {0};
+		if (n)
+			hwt_ring_aux_write(r, (const uint8_t *)b + HWT_EMU_BOX_HDR, (size_t)n);
+		tail[0] = hwt_emu_tnt_byte(b->tnt, ntnt);
+		if (ntnt)
+			hwt_ring_aux_write(r, tail, 1);
+		memset(tail, 0, sizeof(tail));
+		if (pad)
+			hwt_ring_aux_write(r, tail, (size_t)pad);
+	}
+	const char *truth = hwt_session_config(s)->truth_path;
+	uint64_t tl = b->truth_len < HWT_EMU_BOX_TRUTH ? b->truth_len : HWT_EMU_BOX_TRUTH;
+	if (tl && truth) {
+		int fd = open(truth, O_WRONLY | O_APPEND | O_CLOEXEC);
+		const char *t = (const char *)b + HWT_EMU_BOX_HDR + HWT_EMU_BOX_PKT;
+		while (fd >= 0 && tl) {
+			ssize_t w = write(fd, t, (size_t)tl);
+			if (w <= 0)
+				break;
+			t += w;
+			tl -= (uint64_t)w;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	b->pkt_len = b->ntnt = b->truth_len = 0;
+	return 1;
+}
+
+/* The fatal-signal lines QEMU logged (dir/fatal.<tid>, see
+ * qemu_logs_fatal): the one of the launched process is the session's. */
+static void read_fatal(struct hwt_session *s, struct emu_priv *p)
+{
+	DIR *d = opendir(p->dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		int tid, sig;
+		if (sscanf(de->d_name, "fatal.%d", &tid) != 1)
+			continue;
+		char f[PATH_MAX + 300], line[512] = "";
+		snprintf(f, sizeof(f), "%s/%s", p->dir, de->d_name);
+		FILE *fp = fopen(f, "re");
+		if (!fp)
+			continue;
+		while (fgets(line, sizeof(line), fp)) {
+			const char *at = strstr(line, "user_dump_core_and_abort");
+			at = at ? strstr(at, " signal ") : NULL;
+			if (!at || sscanf(at, " signal %d", &sig) != 1 || sig <= 0)
+				continue;
+			pid_t pid = -1;
+			for (size_t i = 0; i < p->nmaps; i++)
+				if (p->maps[i].st->tid == tid)
+					pid = p->maps[i].st->pid;
+			if (pid == p->child || pid < 0)
+				hwt_session_set_fatal(s, pid < 0 ? p->child : pid, tid, sig);
+		}
+		fclose(fp);
+	}
+	if (d)
+		closedir(d);
 }
 
 static int emu_poll(struct hwt_session *s, int timeout_ms)
@@ -540,7 +680,23 @@ static int emu_poll(struct hwt_session *s, int timeout_ms)
 			hwt_session_set_exit_status(s, st);
 		}
 	}
-	return p->eof && p->reaped ? 1 : 0;
+	if (!(p->eof && p->reaped))
+		return 0;
+	/* Every traced process is gone: the streams without an end line
+	 * belong to threads killed by a signal; their boxes hold the trace
+	 * and truth they had not written out yet. */
+	if (!p->boxes_done) {
+		int all = 1;
+		for (size_t i = 0; i < p->nmaps; i++)
+			if (!p->maps[i].st->hup && !append_box(s, &p->maps[i]))
+				all = 0;
+		if (!all)
+			return 0; /* the session drains the rings, then we go on */
+		p->boxes_done = 1;
+		if (p->fatal_log)
+			read_fatal(s, p);
+	}
+	return 1;
 }
 
 static int auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
@@ -588,7 +744,7 @@ static void emu_close(struct hwt_session *s)
 		DIR *d = opendir(p->dir);
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
-			if (strncmp(de->d_name, "s.", 2))
+			if (strncmp(de->d_name, "s.", 2) && strncmp(de->d_name, "fatal.", 6))
 				continue;
 			char f[PATH_MAX + 300];
 			snprintf(f, sizeof(f), "%s/%s", p->dir, de->d_name);
@@ -614,4 +770,76 @@ const struct hwt_unit_ops hwt_unit_emu_pt = {
     .poll = emu_poll,
     .auxtrace_info = auxtrace_info,
     .close = emu_close,
+};
+
+/* ---- the emulated Intel BTS unit: the same QEMU plugin with fmt=bts ----
+ *
+ * Everything but configure and AUXTRACE_INFO is the emulated PT unit's:
+ * launch passes fmt=bts, the plugin writes perf's intel_bts records (24
+ * bytes each: from, to, flags) into the same AUX rings.  The attr is what
+ * perf records for "-e intel_bts//u" (type: a made-up PMU number, as for
+ * intel_pt, config 0, sample_id_all); AUXTRACE_INFO is perf's intel_bts
+ * layout (hwt/perf_records.h HWT_IBTS_*).  No format terms, no filters. */
+#define EMU_BTS_PMU_TYPE 9
+
+static int bts_probe(struct hwt_unit_info *info)
+{
+	int r = probe(info);
+	snprintf(info->name, sizeof(info->name), "intel_bts");
+	info->pmu_type = EMU_BTS_PMU_TYPE;
+	info->nr_addr_filters = 0;
+	info->formats[0] = 0;
+	info->caps[0] = 0;
+	return r;
+}
+
+static int bts_configure(struct hwt_session *s, const char *terms, char *err, size_t errlen)
+{
+	if (terms && *terms) {
+		snprintf(err, errlen,
+			 "intel_bts (emulated): unknown term '%s' (intel_bts has none)", terms);
+		return HWT_ERR_INVALID;
+	}
+	struct emu_priv *p = calloc(1, sizeof(*p));
+	if (!p)
+		return HWT_ERR_NOMEM;
+	p->bts = 1;
+	p->rfd = -1;
+	p->child = -1;
+	hwt_session_set_unit_priv(s, p);
+	struct perf_event_attr *a = hwt_session_attr(s);
+	hwt_perf_attr_intel_pt(a, EMU_BTS_PMU_TYPE, 0);
+	a->aux_watermark = 0;
+	return 0;
+}
+
+static int bts_auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
+{
+	if (max < HWT_IBTS_PRIV_MAX)
+		return HWT_ERR_INVALID;
+	memset(priv, 0, HWT_IBTS_PRIV_MAX * sizeof(uint64_t));
+	priv[HWT_IBTS_PMU_TYPE] = EMU_BTS_PMU_TYPE;
+	/* perf 6.1's intel-bts takes its TSC <-> time conversion from these
+	 * words, not from TIME_CONV (which hwt writes at the end, after this
+	 * record), and divides by TIME_MULT: it must not be 0.  As the plugin
+	 * publishes in the control page: 1 tick = 1 ns. */
+	priv[HWT_IBTS_TIME_SHIFT] = 0;
+	priv[HWT_IBTS_TIME_MULT] = 1;
+	priv[HWT_IBTS_TIME_ZERO] = 0;
+	priv[HWT_IBTS_CAP_USER_TIME_ZERO] = 1;
+	priv[HWT_IBTS_SNAPSHOT_MODE] = hwt_session_config(s)->snapshot ? 1 : 0;
+	return HWT_IBTS_PRIV_MAX;
+}
+
+const struct hwt_unit_ops hwt_unit_emu_bts = {
+    .name = "intel_bts",
+    .emulated = 1,
+    .probe = bts_probe,
+    .configure = bts_configure,
+    .launch = launch,
+    .poll = emu_poll,
+    .auxtrace_info = bts_auxtrace_info,
+    .close = emu_close,
+    .aux_align = 24,
+    .auxtrace_type = HWT_PERF_AUXTRACE_INTEL_BTS,
 };

@@ -191,9 +191,10 @@ int hwt_hw_probe(const struct hwt_hw_desc *d, struct hwt_unit_info *info)
 		snprintf(info->why, sizeof(info->why),
 			 "not present (no %s/%s: this CPU or VM has no %s; %s)", root, d->name,
 			 d->what,
-			 strcmp(d->name, "intel_pt") ? "-e intel_pt --emulate traces with the "
-						       "emulated Intel PT unit instead"
-						     : "use --emulate");
+			 strcmp(d->name, "intel_pt") && strcmp(d->name, "intel_bts")
+			     ? "-e intel_pt --emulate traces with the "
+			       "emulated Intel PT unit instead"
+			     : "use --emulate");
 		return HWT_ERR_NOT_PRESENT;
 	}
 	if (r) {

@@ -49,9 +49,11 @@ struct hwt_session {
 	size_t nr, cap;
 	void *unit_priv;
 	int configured;
-	pid_t child;	 /* forked by start_cmd, or launched (emulated) */
-	int child_owned; /* this session reaps it */
-	int exit_status; /* wait status, -1 unknown */
+	pid_t child;		    /* forked by start_cmd, or launched (emulated) */
+	int child_owned;	    /* this session reaps it */
+	int exit_status;	    /* wait status, -1 unknown */
+	pid_t fatal_pid, fatal_tid; /* hwt_session_set_fatal (fatal_sig 0: none) */
+	int fatal_sig;
 	pid_t attach_pid;
 	int done;
 	char kfilter[1024]; /* kernel address filter string, "" if none */
@@ -122,6 +124,23 @@ void hwt_session_set_exit_status(struct hwt_session *s, int wstatus)
 int hwt_session_exit_status(const struct hwt_session *s)
 {
 	return s->exit_status;
+}
+
+void hwt_session_set_fatal(struct hwt_session *s, pid_t pid, pid_t tid, int sig)
+{
+	s->fatal_pid = pid;
+	s->fatal_tid = tid;
+	s->fatal_sig = sig;
+}
+
+int hwt_session_fatal(const struct hwt_session *s, pid_t *pid, pid_t *tid, int *sig)
+{
+	if (!s->fatal_sig)
+		return 0;
+	*pid = s->fatal_pid;
+	*tid = s->fatal_tid;
+	*sig = s->fatal_sig;
+	return 1;
 }
 
 struct hwt_stream *hwt_session_add_stream(struct hwt_session *s)
@@ -224,7 +243,8 @@ int hwt_session_open(struct hwt_session **out, const struct hwt_session_config *
 		s->unit = s->cfg.unit;
 	} else if (s->cfg.emulate == 1) {
 		if (!emu) {
-			snprintf(err, errlen, "there is no emulated unit for '%s' (only intel_pt)",
+			snprintf(err, errlen,
+				 "there is no emulated unit for '%s' (only intel_pt, intel_bts)",
 				 name);
 			hwt_session_close(s);
 			return HWT_ERR_NOT_PRESENT;
@@ -735,6 +755,8 @@ int hwt_session_snapshot(struct hwt_session *s)
 		uint64_t head = sp.pos + n, pos = sp.pos, len = n;
 		if (len > want)
 			pos = head - want, len = want;
+		if (s->unit->aux_align > 1) /* whole records: head is at a boundary */
+			pos += len % s->unit->aux_align, len -= len % s->unit->aux_align;
 		int r = deliver_aux(s, st, pos, len);
 		(void)pause_stream(s, st, 0);
 		if (r && !err)

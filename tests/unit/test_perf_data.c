@@ -678,6 +678,44 @@ static void t_perf_cpu_clock(void)
 	check_perf_file("cpu-clock");
 }
 
+/* hwt's own features (HWT_FEAT_HWT_FIRST on): written after perf's, read
+ * back as given; perf's features stay where the reader finds them; misuse
+ * (a perf feature number, the same one twice, after finish) is refused. */
+static void t_hwt_features(void)
+{
+	char path[256];
+	path_of(path, sizeof(path), "xfeat.data");
+	struct hwt_perf_writer *w = hwt_perf_writer_alloc(NULL);
+	struct perf_event_attr a;
+	hwt_perf_attr_sideband(&a, 0);
+	CHECK_EQ(hwt_perf_writer_open(w, path), 0);
+	CHECK_EQ(hwt_perf_writer_add_attr(w, &a, "dummy:u", NULL, 0), 0);
+	static const char fatal[] = "fatal pid=7 tid=9 signal=11\n";
+	CHECK_EQ(hwt_perf_writer_add_feature(w, HWT_FEAT_HWT_FIRST + 3, "xyz", 3), 0);
+	CHECK_EQ(hwt_perf_writer_add_feature(w, HWT_FEAT_HWT_FATAL, fatal, strlen(fatal)), 0);
+	CHECK_EQ(hwt_perf_writer_add_feature(w, HWT_FEAT_HWT_FATAL, "x", 1), HWT_ERR_INVALID);
+	CHECK_EQ(hwt_perf_writer_add_feature(w, HWT_FEAT_HOSTNAME, "x", 1), HWT_ERR_INVALID);
+	CHECK_EQ(hwt_perf_writer_add_feature(w, HWT_FEAT_BITS, "x", 1), HWT_ERR_INVALID);
+	CHECK_EQ(hwt_perf_writer_finish(w), 0);
+	CHECK_EQ(hwt_perf_writer_add_feature(w, HWT_FEAT_HWT_FIRST + 4, "x", 1), HWT_ERR_INVALID);
+	hwt_perf_writer_free(w);
+	struct hwt_perf_reader *r;
+	char why[256];
+	int e = hwt_perf_reader_open(&r, path, why, sizeof(why));
+	CHECKF(e == 0, "%s", why);
+	if (e)
+		return;
+	size_t n = 0;
+	const char *f = hwt_perf_reader_feature(r, HWT_FEAT_HWT_FATAL, &n);
+	CHECK(f != NULL && n == strlen(fatal) && !memcmp(f, fatal, n));
+	f = hwt_perf_reader_feature(r, HWT_FEAT_HWT_FIRST + 3, &n);
+	CHECK(f != NULL && n == 3 && !memcmp(f, "xyz", 3));
+	CHECK(hwt_perf_reader_feature(r, HWT_FEAT_HWT_FIRST + 1, NULL) == NULL);
+	CHECK(hwt_perf_reader_feature_string(r, HWT_FEAT_HOSTNAME) != NULL);
+	CHECK(hwt_perf_reader_cmdline(r) != NULL);
+	hwt_perf_reader_free(r);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -689,6 +727,7 @@ int main(void)
 	RUN(t_bitflip);
 	RUN(t_open_errors);
 	RUN(t_many_records_fd);
+	RUN(t_hwt_features);
 	if (perf_record("dummy"))
 		RUN(t_perf_dummy);
 	else

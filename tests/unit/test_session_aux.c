@@ -81,6 +81,18 @@ static const struct hwt_unit_ops fake_unit = {
     .pause = f_pause,
 };
 
+/* The same unit with a trace of 24-byte records (intel_bts). */
+static const struct hwt_unit_ops fake_rec_unit = {
+    .name = "fake",
+    .emulated = 1,
+    .configure = f_configure,
+    .launch = f_launch,
+    .poll = f_poll,
+    .pause = f_pause,
+    .aux_align = 24,
+};
+static const struct hwt_unit_ops *g_unit = &fake_unit;
+
 /* What the sink saw. */
 struct got {
 	uint8_t bytes[1 << 16];
@@ -167,7 +179,7 @@ static struct hwt_session *open_fake(int overwrite, uint64_t snap_bytes)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.size = sizeof(cfg);
 	cfg.event = "fake";
-	cfg.unit = &fake_unit;
+	cfg.unit = g_unit;
 	cfg.snapshot = overwrite;
 	cfg.snapshot_bytes = snap_bytes;
 	cfg.aux_bytes = AUX_SIZE < 4096 ? 4096 : AUX_SIZE; /* session minimum; ring is ours */
@@ -356,6 +368,38 @@ static void t_snapshot_overwrite(void)
 	close_fake(s);
 }
 
+/* Snapshot of a unit with 24-byte records: whole records only, the
+ * newest ones (the producer's head is always at a record boundary). */
+static void t_snapshot_whole_records(void)
+{
+	g_unit = &fake_rec_unit;
+	struct hwt_session *s = open_fake(1, 100);
+	g_unit = &fake_unit;
+	if (!s)
+		return;
+	static uint8_t src[24 * 40];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 13 + 5);
+	for (size_t w = 0; w < 24 * 30; w += 24) /* 720 bytes through a 256-byte ring */
+		CHECK_EQ(hwt_ring_aux_write(&g_fake.prod, src + w, 24), 0);
+	CHECK_EQ(hwt_session_snapshot(s), 0);
+	CHECK_EQ(g.spans, 1);
+	CHECK_EQ(g.n, 96); /* 100 cut to 4 records */
+	CHECK_EQ(g.last.pos, 720 - 96);
+	CHECK(memcmp(g.bytes, src + 720 - 96, 96) == 0);
+	/* the final snapshot: the ring's newest 256 bytes hold 10 whole records,
+	 * of which the 4 newest fit in 100 bytes */
+	for (size_t w = 720; w < 24 * 40; w += 24)
+		CHECK_EQ(hwt_ring_aux_write(&g_fake.prod, src + w, 24), 0);
+	g_fake.done = 1;
+	CHECK_EQ(hwt_session_pump(s, 0), 1);
+	CHECK_EQ(hwt_session_stop(s), 0);
+	CHECK_EQ(g.spans, 2);
+	CHECK_EQ(g.last.pos, 960 - 96);
+	CHECK(memcmp(g.bytes + 96, src + 960 - 96, 96) == 0);
+	close_fake(s);
+}
+
 /* AUX flags and LOST records are counted per stream. */
 static void t_flags_and_lost(void)
 {
@@ -386,6 +430,7 @@ int main(void)
 	RUN(t_full_mode_wrap);
 	RUN(t_pt_packet_split_across_wrap);
 	RUN(t_snapshot_overwrite);
+	RUN(t_snapshot_whole_records);
 	RUN(t_flags_and_lost);
 	return t_done();
 }
