@@ -21,6 +21,8 @@ int hwt_cmd_report(int argc, char **argv);
 int hwt_cmd_dump(int argc, char **argv);
 int hwt_cmd_info(int argc, char **argv);
 int hwt_cmd_list(int argc, char **argv);
+int hwt_cmd_timeline(int argc, char **argv);
+int hwt_cmd_view(int argc, char **argv);
 
 /* Print "hwt <cmd>: <message>\n" on stderr. */
 void cli_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

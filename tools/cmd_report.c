@@ -21,11 +21,15 @@
 #include "cli.h"
 #include "hwt/decode.h"
 #include "out/out.h"
+#include "progress.h"
+#include "report_views.h"
 #include "script_perf.h"
 #include "srcline.h"
 
 static const char usage_text[] =
     "usage: hwt report [-i FILE | FILE] [--coverage | --folded] [--srcline] [-n N]\n"
+    "       hwt report [-i FILE | FILE] --flamegraph | --flame-chart | --lcov | --drcov\n"
+    "                  [-o OUT]\n"
     "\n"
     "Summarize a recording (default hwt.data):\n"
     "  (default)    hot functions by instructions executed (and time, if timed)\n"
@@ -33,7 +37,14 @@ static const char usage_text[] =
     "  --folded     folded call stacks for flame graphs: 'a;b;c COUNT'\n"
     "  --srcline    source lines (file:line) instead of functions, where the\n"
     "               files have line tables (else the function)\n"
-    "  -n N         show the top N functions (default 40; 0: all)\n";
+    "  -n N         show the top N functions (default 40; 0: all)\n"
+    "  --flamegraph   an interactive flame graph (SVG: click to zoom, search)\n"
+    "  --flame-chart  the same in time order (a root frame per thread)\n"
+    "  --lcov         coverage as an lcov tracefile (lines, functions, branches;\n"
+    "                 for genhtml)\n"
+    "  --drcov        coverage as a DynamoRIO drcov log (modules, basic blocks)\n"
+    "  -o OUT         write those to OUT (default: stdout)\n"
+    "  --no-progress  no progress line on stderr (shown only on a terminal)\n";
 
 static const char unknown[] = "[unknown]";
 
@@ -376,7 +387,8 @@ int hwt_cmd_report(int argc, char **argv)
 {
 	const char *input = NULL;
 	unsigned long long top = 40;
-	int srcline = 0;
+	int srcline = 0, view = -1, progress = 1;
+	const char *output = NULL;
 	struct report r;
 	memset(&r, 0, sizeof(r));
 	for (int i = 1; i < argc; i++) {
@@ -396,6 +408,22 @@ int hwt_cmd_report(int argc, char **argv)
 				return cli_usage_error(usage_text);
 			}
 			i++;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (i + 1 >= argc) {
+				cli_err("report", "%s needs a file", a);
+				return cli_usage_error(usage_text);
+			}
+			output = argv[++i];
+		} else if (!strcmp(a, "--no-progress")) {
+			progress = 0;
+		} else if (!strcmp(a, "--flamegraph")) {
+			view = RV_FLAME;
+		} else if (!strcmp(a, "--flame-chart")) {
+			view = RV_CHART;
+		} else if (!strcmp(a, "--lcov")) {
+			view = RV_LCOV;
+		} else if (!strcmp(a, "--drcov")) {
+			view = RV_DRCOV;
 		} else if (!strcmp(a, "--coverage")) {
 			r.mode = 1;
 		} else if (!strcmp(a, "--folded")) {
@@ -413,8 +441,18 @@ int hwt_cmd_report(int argc, char **argv)
 		cli_err("report", "--srcline does not go with --folded");
 		return cli_usage_error(usage_text);
 	}
+	if (view >= 0 && (srcline || r.mode)) {
+		cli_err("report", "--flamegraph, --flame-chart, --lcov and --drcov go alone");
+		return cli_usage_error(usage_text);
+	}
+	if (output && view < 0) {
+		cli_err("report", "-o goes with --flamegraph, --flame-chart, --lcov or --drcov");
+		return cli_usage_error(usage_text);
+	}
 	if (!input)
 		input = "hwt.data";
+	if (view >= 0)
+		return report_views(input, view, output, progress);
 	r.sc = sp_symcache_alloc();
 	if (srcline && !(r.sl = sl_cache_alloc())) {
 		sp_symcache_free(r.sc);
@@ -437,7 +475,9 @@ int hwt_cmd_report(int argc, char **argv)
 	};
 	/* per-thread state (rthread: small, one per thread) goes with the
 	 * decoder's threads */
-	int rc = sp_run(input, "report", &c);
+	struct progress *pg = progress_start("report", input, progress);
+	int rc = sp_run_progress(input, "report", &c, pg);
+	progress_stop(pg);
 	if (rc != 2) {
 		if (r.nomem)
 			cli_err("report", "out of memory: the summary is incomplete");

@@ -17,6 +17,8 @@ static const struct command commands[] = {
 	{"record", hwt_cmd_record, "run a program under a trace unit and write a perf.data file"},
 	{"script", hwt_cmd_script, "decode a recording: instructions, branches, calls"},
 	{"report", hwt_cmd_report, "summaries of a recording: hot functions, coverage"},
+	{"timeline", hwt_cmd_timeline, "a recording's calls as a timeline (Perfetto, Chrome JSON)"},
+	{"view", hwt_cmd_view, "look at a recording's timeline and flame graph in a browser"},
 	{"dump", hwt_cmd_dump, "dump the packets of a raw Intel PT stream or a recording"},
 	{"info", hwt_cmd_info, "what a recording holds: events, threads, trace bytes, maps"},
 	{"list", hwt_cmd_list, "list trace units (hardware and emulated) and their state"},
@@ -26,7 +28,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: hwt [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'hwt COMMAND --help' describes one command.\n");
 }
 

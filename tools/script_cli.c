@@ -12,6 +12,7 @@
 #include "hwt/decode.h"
 #include "hwt/x86.h"
 #include "out/out.h"
+#include "progress.h"
 #include "script_perf.h"
 #include "srcline.h"
 
@@ -29,6 +30,8 @@ static const char usage_text[] =
     "  --disasm          with --insn: Intel-syntax disassembly\n"
     "  --calls           calls and returns, indented by depth, with durations\n"
     "  --no-time         leave out timestamps\n"
+    "  --no-progress     no progress line on stderr (shown only when stderr is a\n"
+    "                    terminal and stdout is not)\n"
     "  --srcline         source file:line after locations (DWARF line tables of the\n"
     "                    files, or their separate debug files); not with tsv\n"
     "  --last N          the flight recorder's report: per thread (or of --tid T)\n"
@@ -158,7 +161,7 @@ static void p_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t
 int hwt_script_perf(int argc, char **argv)
 {
 	const char *input = NULL;
-	int srcline = 0;
+	int srcline = 0, progress = 1;
 	unsigned long long last = 0, tid = 0;
 	int have_last = 0, have_tid = 0;
 	struct printer pr;
@@ -187,6 +190,8 @@ int hwt_script_perf(int argc, char **argv)
 			pr.time = 0;
 		} else if (!strcmp(a, "--srcline")) {
 			srcline = 1;
+		} else if (!strcmp(a, "--no-progress")) {
+			progress = 0;
 		} else if (!strcmp(a, "--last") || !strcmp(a, "--tid")) {
 			unsigned long long v;
 			if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &v) || !v ||
@@ -260,7 +265,10 @@ int hwt_script_perf(int argc, char **argv)
 	    .gap = p_gap,
 	    .thread_free = thread_free,
 	};
-	int rc = sp_run(input, "script", &c);
+	/* not when the output goes to the same terminal */
+	struct progress *pg = progress_start("script", input, progress && !isatty(STDOUT_FILENO));
+	int rc = sp_run_progress(input, "script", &c, pg);
+	progress_stop(pg);
 	if (hwt_outbuf_fini(&pr.o) && rc == 0)
 		rc = 1;
 	sp_symcache_free(pr.sc);

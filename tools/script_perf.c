@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "hwt/decode.h"
 #include "hwt/error.h"
 #include "hwt/perf_data.h"
@@ -107,7 +108,39 @@ const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint6
 	return e->name;
 }
 
+/* Progress: the file offset where each AUXTRACE chunk ends (a first pass
+ * over the records; files only), so "chunks decoded so far" (the
+ * decoder's nr_aux) gives the bytes behind us. */
+static uint64_t *chunk_ends(struct hwt_perf_reader *r, size_t *n)
+{
+	uint64_t *ends = NULL;
+	size_t cap = 0;
+	struct hwt_perf_record rec;
+	*n = 0;
+	while (hwt_perf_reader_next(r, &rec) == 1) {
+		if (rec.type != HWT_PERF_RECORD_AUXTRACE)
+			continue;
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			uint64_t *nv = realloc(ends, nc * sizeof(*nv));
+			if (!nv)
+				break;
+			ends = nv;
+			cap = nc;
+		}
+		ends[(*n)++] = rec.file_offset + rec.size + rec.aux_size;
+	}
+	hwt_perf_reader_rewind(r);
+	return ends;
+}
+
 int sp_run(const char *path, const char *cmd, const struct hwt_decode_consumer *c)
+{
+	return sp_run_progress(path, cmd, c, NULL);
+}
+
+int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_consumer *c,
+		    struct progress *pg)
 {
 	char errbuf[256] = "";
 	struct hwt_perf_reader *r = NULL;
@@ -122,6 +155,8 @@ int sp_run(const char *path, const char *cmd, const struct hwt_decode_consumer *
 			cli_err(cmd, "'%s' is not a valid perf.data file: %s", path, errbuf);
 		return 2;
 	}
+	size_t nends = 0;
+	uint64_t *ends = pg ? chunk_ends(r, &nends) : NULL;
 	struct hwt_decoder_config cfg;
 	hwt_decoder_config_init(&cfg);
 	cfg.reader = r;
@@ -132,10 +167,28 @@ int sp_run(const char *path, const char *cmd, const struct hwt_decode_consumer *
 	err = hwt_decoder_alloc(&dec, &cfg);
 	if (err) {
 		cli_err(cmd, "cannot decode '%s': %s", path, errbuf[0] ? errbuf : hwt_errstr(err));
+		free(ends);
 		hwt_perf_reader_free(r);
 		return 2;
 	}
-	int rc = hwt_decoder_run(dec);
+	int rc;
+	if (!pg) {
+		rc = hwt_decoder_run(dec);
+	} else {
+		unsigned k = 0;
+		while ((rc = hwt_decoder_step(dec)) == 1) {
+			if ((++k & 63) != 1) /* the first record, then every 64th */
+				continue;
+			struct hwt_decoder_info pi;
+			memset(&pi, 0, sizeof(pi));
+			pi.size = sizeof(pi);
+			hwt_decoder_info(dec, &pi);
+			progress_update(pg, pi.nr_aux && nends
+						? ends[(pi.nr_aux < nends ? pi.nr_aux : nends) - 1]
+						: 0);
+		}
+	}
+	free(ends);
 	struct hwt_decoder_info info;
 	memset(&info, 0, sizeof(info));
 	info.size = sizeof(info);

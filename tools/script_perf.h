@@ -15,6 +15,11 @@ struct hwt_decode_consumer;
  * errors in the trace or file), 2 (cannot read the file or decode its
  * format; message printed as "hwt CMD: ..."). */
 int sp_run(const char *path, const char *cmd, const struct hwt_decode_consumer *c);
+/* The same, updating a progress line (tools/progress.h; NULL: none) with
+ * the bytes of the file decoded so far. */
+struct progress;
+int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_consumer *c,
+		    struct progress *pg);
 
 /* Symbol lookup with a small cache (per image). */
 struct sp_symcache;

@@ -75,6 +75,15 @@ int hwt_image_where(const struct hwt_image *img, uint64_t addr, const char **pat
 int hwt_image_srcline(const struct hwt_image *img, uint64_t addr, const char **file,
 		      unsigned *line);
 
+/* Every row of the line table hwt_image_srcline reads for the file mapped
+ * at addr (all its code, executed or not): cb(arg, file, line) per row
+ * with a line, in address order (a line may come more than once; file
+ * valid while the image lives).  0, HWT_ERR_NOMAP if addr is not mapped
+ * from a file or the file has no lines, HWT_ERR_NOMEM, or the non-zero
+ * value cb returned (which stops the walk). */
+int hwt_image_srclines(const struct hwt_image *img, uint64_t addr,
+		       int (*cb)(void *arg, const char *file, unsigned line), void *arg);
+
 /* A number that changes whenever the image changes (a section added):
  * decoded-code caches compare it to know when to start over. */
 uint32_t hwt_image_version(const struct hwt_image *img);

@@ -430,18 +430,17 @@ static struct img_dwarf *load(const struct img_file *f)
 	return d;
 }
 
-int hwt_image_srcline(const struct hwt_image *img, uint64_t addr, const char **file, unsigned *line)
+/* The line table of the file of piece p (loaded on first use), NULL if
+ * out of memory. */
+static struct img_dwarf *table_of(const struct hwt_image *img, const struct img_piece *p)
 {
-	const struct img_piece *p = img ? img_piece_at(img, addr) : NULL;
-	if (!p || p->file < 0)
-		return HWT_ERR_NOMAP;
 	/* the table is built lazily: the file entry is not const */
 	struct img_file *f = (struct img_file *)&img->files[p->file];
 	struct img_dwarf *d = atomic_load_explicit(&f->dw, memory_order_acquire);
 	if (!d) {
 		d = load(f);
 		if (!d)
-			return HWT_ERR_NOMEM;
+			return NULL;
 		struct img_dwarf *none = NULL;
 		if (!atomic_compare_exchange_strong_explicit(&f->dw, &none, d, memory_order_acq_rel,
 							     memory_order_acquire)) {
@@ -449,6 +448,39 @@ int hwt_image_srcline(const struct hwt_image *img, uint64_t addr, const char **f
 			d = none;
 		}
 	}
+	return d;
+}
+
+int hwt_image_srclines(const struct hwt_image *img, uint64_t addr,
+		       int (*cb)(void *arg, const char *file, unsigned line), void *arg)
+{
+	const struct img_piece *p = img ? img_piece_at(img, addr) : NULL;
+	if (!p || p->file < 0)
+		return HWT_ERR_NOMAP;
+	struct img_dwarf *d = table_of(img, p);
+	if (!d)
+		return HWT_ERR_NOMEM;
+	if (!d->nrows)
+		return HWT_ERR_NOMAP;
+	for (size_t i = 0; i < d->nrows; i++) {
+		if (d->rows[i].file == NOFILE || !d->rows[i].line)
+			continue;
+		int r = cb(arg, d->names[d->rows[i].file], d->rows[i].line);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int hwt_image_srcline(const struct hwt_image *img, uint64_t addr, const char **file, unsigned *line)
+{
+	const struct img_piece *p = img ? img_piece_at(img, addr) : NULL;
+	if (!p || p->file < 0)
+		return HWT_ERR_NOMAP;
+	struct img_dwarf *d = table_of(img, p);
+	if (!d)
+		return HWT_ERR_NOMEM;
+	struct img_file *f = (struct img_file *)&img->files[p->file];
 	if (!d->nrows)
 		return HWT_ERR_NOMAP;
 	uint64_t off = (uint64_t)(p->data - f->map) + (addr - p->begin), a = 0;
