@@ -45,13 +45,16 @@ LIBA := $(BUILD)/libhwt.a
 LIBSO := $(BUILD)/libhwt.so
 HWT := $(BUILD)/hwt
 PLUGIN := $(BUILD)/hwt-pt-plugin.so
+# the emulated ETM: qemu-aarch64 plugin, emu/aarch64/ + the shared stream code
+ETM_PLUGIN := $(BUILD)/hwt-etm-plugin.so
+ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c
 
 .PHONY: all build deps check demo bench fuzz clean format tests
 
 all: deps
 	$(Q)$(MAKE) --no-print-directory build
 
-build: $(LIBA) $(LIBSO) $(HWT) $(if $(EMU_SRCS),$(PLUGIN)) $(TEST_BINS) $(BENCH_BINS)
+build: $(LIBA) $(LIBSO) $(HWT) $(if $(EMU_SRCS),$(PLUGIN)) $(ETM_PLUGIN) $(TEST_BINS) $(BENCH_BINS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -75,6 +78,10 @@ EMU_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
 $(PLUGIN): $(EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(EMU_CFLAGS) -fvisibility=hidden -shared -o $@ $(EMU_SRCS) $(LIB_SRCS) $(LDLIBS_LIB)
+
+$(ETM_PLUGIN): $(ETM_EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h emu/aarch64/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(EMU_CFLAGS) -fvisibility=hidden -shared -o $@ $(ETM_EMU_SRCS) $(LIB_SRCS) $(LDLIBS_LIB) -lcapstone
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA) tests/unit/t.h
 	@mkdir -p $(dir $@)

@@ -307,6 +307,8 @@ int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *
 		ids[0] = HWT_EMU_ID_TRACE;
 		nids = 1;
 		hwt_perf_attr_sideband(&sb, 0);
+		/* the plugin writes one sample_id layout for both events */
+		sb.sample_type = hwt_session_attr(s)->sample_type;
 		sbp = &sb;
 		sb_ids[0] = HWT_EMU_ID_SIDEBAND;
 		nsb = 1;
@@ -323,7 +325,10 @@ int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *
 		uint64_t priv[64];
 		int k = unit->auxtrace_info(s, priv, 64);
 		if (k > 0)
-			e = hwt_perf_writer_write_auxtrace_info(rec->w, HWT_PERF_AUXTRACE_INTEL_PT,
+			e = hwt_perf_writer_write_auxtrace_info(rec->w,
+								strcmp(unit->name, "cs_etm")
+								    ? HWT_PERF_AUXTRACE_INTEL_PT
+								    : HWT_PERF_AUXTRACE_CS_ETM,
 								priv, (size_t)k);
 	}
 	if (!e && nidx && !is_dummy && !unit->emulated)

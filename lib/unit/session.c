@@ -224,7 +224,7 @@ int hwt_session_open(struct hwt_session **out, const struct hwt_session_config *
 		s->unit = s->cfg.unit;
 	} else if (s->cfg.emulate == 1) {
 		if (!emu) {
-			snprintf(err, errlen, "there is no emulated unit for '%s' (only intel_pt)",
+			snprintf(err, errlen, "there is no emulated unit for '%s' (only intel_pt and cs_etm)",
 				 name);
 			hwt_session_close(s);
 			return HWT_ERR_NOT_PRESENT;
