@@ -59,8 +59,13 @@ enum {
 	A64_MPROTECT = 226,
 };
 
-#define ETM_RAW_CAP (EMU_BUF_SIZE / 2)
-#define ETM_HARD_FLUSH (ETM_RAW_CAP - 4096)
+/* Raw bytes per thread before a flush must happen even right after a
+ * taken branch (which then has no branch sample in perf: its decoder
+ * restarts at each buffer); pieces normally end after an N atom once
+ * emu.flush_at bytes are there. */
+#define ETM_RAW_CAP (1u << 20)
+#define ETM_HARD_FLUSH (ETM_RAW_CAP - 8192)
+#define ETM_OUT_CAP (ETM_RAW_CAP + ETM_RAW_CAP / 8)
 
 struct etm_cfg {
 	int formatted;
@@ -73,6 +78,7 @@ static struct etm_cfg ecfg;
 struct etm_thr {
 	struct etmgen g;
 	uint8_t raw[ETM_RAW_CAP];
+	uint8_t out[ETM_OUT_CAP]; /* frames (or padded raw) for the AUX ring */
 	unsigned id;
 	int in_kernel; /* after an SVC: trace resumes with Trace On */
 	int cut_ok;    /* the last P0 element was not a taken branch */
@@ -150,7 +156,7 @@ static struct emu_thr *thr_get(unsigned vcpu)
 		return NULL;
 	}
 	t->tbase = main_thread ? emu.tsc0 : clone_tsc;
-	ptg_init(&t->g, &emu.ptg, t->buf, EMU_BUF_SIZE, t->tbase);
+	ptg_init(&t->g, &emu.ptg, x->out, ETM_OUT_CAP, t->tbase);
 	if (main_thread) {
 		const char *exe = qemu_plugin_path_to_binary();
 		const char *base = exe ? strrchr(exe, '/') : NULL;
@@ -268,7 +274,7 @@ static void tb_exec(unsigned vcpu, void *udata)
 		etg_sync(&x->g, now);
 		etg_addr_ctxt(&x->g, to);
 	}
-	if (__builtin_expect(x->g.len >= ETM_HARD_FLUSH + 2048, 0)) { /* never cut: safety */
+	if (__builtin_expect(x->g.len >= ETM_HARD_FLUSH + 4096, 0)) { /* no N for long */
 		etm_out(t, x, 0);
 		etg_sync(&x->g, now);
 		etg_addr_ctxt(&x->g, to);
@@ -382,7 +388,7 @@ static void child_after_fork(struct emu_thr *parent)
 		return;
 	}
 	t->tbase = now;
-	ptg_init(&t->g, &emu.ptg, t->buf, EMU_BUF_SIZE, now);
+	ptg_init(&t->g, &emu.ptg, x->out, ETM_OUT_CAP, now);
 	emu_thr_start_records(t, 1);
 	/* like the parent: inside the syscall, user mode comes back next */
 	etg_sync(&x->g, now);
