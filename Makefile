@@ -23,7 +23,7 @@ CORPUS ?= $(abspath $(CURDIR)/../shared/corpus/libipt-ptt)
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Ilib -DHWT_VERSION='"$(VERSION)"'
-LDLIBS_LIB := -lelf -ldw -lZydis -lpthread
+LDLIBS_LIB := -lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lpthread
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
