@@ -310,8 +310,8 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		if (!strcmp(name, "intel_pt") && m == EM_AARCH64) {
 			cli_err(
 			    "record",
-			    "'%s' is an aarch64 program: Intel PT traces x86-64 code; record it "
-			    "with -e cs_etm (the emulated CoreSight ETM)",
+			    "'%s' is not an x86-64 program (it is aarch64): Intel PT traces x86-64 "
+			    "code; record it with -e cs_etm (the emulated CoreSight ETM)",
 			    prog);
 			return 2;
 		}
