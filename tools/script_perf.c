@@ -866,12 +866,13 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 	/* AUXTRACE_INFO and the per-CPU queues first (they precede the data
 	 * in perf's files; look anyway). */
 	struct hwt_perf_record rec;
-	int ret = 0, n_aux = 0;
+	int ret = 0, n_aux = 0, etm = 0;
 	while ((ret = hwt_perf_reader_next(r, &rec)) == 1) {
 		if (rec.type == HWT_PERF_RECORD_AUXTRACE_INFO && !e.have_info &&
 		    rec.size >= sizeof(struct hwt_perf_rec_auxtrace_info)) {
 			const struct hwt_perf_rec_auxtrace_info *ai = (const void *)rec.hdr;
 			size_t nr = (rec.size - sizeof(*ai)) / 8;
+			etm |= ai->type == HWT_PERF_AUXTRACE_CS_ETM;
 			if (ai->type == HWT_PERF_AUXTRACE_INTEL_PT &&
 			    !hwt_perf_intel_pt_info_parse(&e.info, (const uint64_t *)(ai + 1), nr))
 				e.have_info = 1;
@@ -895,8 +896,15 @@ int sp_run(const char *path, const char *cmd, const struct sp_consumer *c)
 	if (ret < 0)
 		cli_err(cmd, "'%s': %s (decoding what comes before)", path,
 			hwt_perf_reader_errmsg(r));
-	if (!n_aux) {
+	if (etm)
+		cli_err(cmd,
+			"'%s' is a CoreSight ETM (cs_etm) recording: hwt does not decode ETM "
+			"trace yet; decode it with 'perf script -i %s' (OpenCSD) or list its "
+			"packets with 'hwt dump %s'",
+			path, path, path);
+	else if (!n_aux)
 		cli_err(cmd, "'%s' holds no AUX trace data (record with an intel_pt event)", path);
+	if (!n_aux || etm) {
 		for (size_t i = 0; i < e.nprocs; i++)
 			hwt_process_free(e.procs[i].p);
 		free(e.procs);
