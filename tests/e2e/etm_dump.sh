@@ -92,3 +92,14 @@ for kind in flip zero trunc; do
 	done
 done
 [ $ok = 1 ] && pass "etm_dump_damaged (flipped, zeroed, truncated; frames and raw)"
+
+# hwt script on a cs_etm recording: not decoded yet, one clear line, exit 2
+if [ -s "$T/frames.data" ]; then
+	"$HWT" script "$T/frames.data" --branches >"$T/s.out" 2>"$T/s.err"
+	rc=$?
+	if [ $rc = 2 ] && [ ! -s "$T/s.out" ] && grep -q "perf script" "$T/s.err"; then
+		pass etm_script_refuses
+	else
+		fail etm_script_refuses "exit $rc: $(head -c 200 "$T/s.err")"
+	fi
+fi
