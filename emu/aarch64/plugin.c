@@ -22,8 +22,11 @@
  * signal handler's address when the kernel delivers one).  A transfer no
  * instruction explains is an IRQ-type exception at the next unexecuted
  * instruction.  Each AUX piece starts at an A-sync (decoders reset between
- * perf's buffers) and ends after an N atom or a block without a branch,
- * so that no taken branch straddles two pieces.  Time: one instruction = 1
+ * perf's buffers) and ends right after an N atom (blocks without a branch
+ * since then change nothing; any other packet since then makes it wait),
+ * so that no taken branch straddles two pieces: its branch sample needs
+ * the range after it, which the decoder only emits at the next atom, and
+ * decoders resolve exceptions and Trace On only at what follows them.  Time: one instruction = 1
  * tick.  Limits: no address filters, no cycle counts, no data trace;
  * exec()ed programs are not followed.
  */
@@ -178,7 +181,7 @@ static void resume(struct emu_thr *t, struct etm_thr *x, uint64_t to)
 	etg_trace_on(&x->g);
 	etg_addr_ctxt(&x->g, to);
 	x->in_kernel = 0;
-	x->cut_ok = 1;
+	x->cut_ok = 0; /* decoders hold Trace On until the next atom */
 	(void)t;
 }
 
@@ -232,9 +235,9 @@ static void transition(struct emu_thr *t, struct etm_thr *x, const struct emu_tb
 		async_to(t, x, p->next, to);
 		break;
 	default:
-		if (to == p->next || (to >= p->start && to <= p->last))
-			x->cut_ok = 1;
-		else
+		/* a block without a branch: the range since the last atom is
+		 * still open in the decoder, the cut state stays as it is */
+		if (to != p->next && !(to >= p->start && to <= p->last))
 			async_to(t, x, p->next, to);
 		break;
 	}
@@ -273,6 +276,7 @@ static void tb_exec(unsigned vcpu, void *udata)
 	} else if (__builtin_expect(x->g.since_sync >= ecfg.sync_period, 0)) {
 		etg_sync(&x->g, now);
 		etg_addr_ctxt(&x->g, to);
+		x->cut_ok = 0;
 	}
 	if (__builtin_expect(x->g.len >= ETM_HARD_FLUSH + 4096, 0)) { /* no N for long */
 		etm_out(t, x, 0);
@@ -420,7 +424,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	if (t->prev && !x->in_kernel) {
 		etg_exception(&x->g, ETG_EXC_CALL, t->prev->next);
 		x->in_kernel = 1;
-		x->cut_ok = 1;
+		x->cut_ok = 0;
 	}
 	switch (num) {
 	case A64_CLONE:
