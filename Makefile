@@ -26,7 +26,7 @@ CORPUS ?= $(abspath $(CURDIR)/../shared/corpus/libipt-ptt)
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Ilib -DHWT_VERSION='"$(VERSION)"'
-LDLIBS_LIB := -lelf -ldw -lZydis -lpthread
+LDLIBS_LIB := -lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lpthread
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -48,13 +48,16 @@ LIBA := $(BUILD)/libhwt.a
 LIBSO := $(BUILD)/libhwt.so
 HWT := $(BUILD)/hwt
 PLUGIN := $(BUILD)/hwt-pt-plugin.so
+# the emulated ETM: qemu-aarch64 plugin, emu/aarch64/ + the shared stream code
+ETM_PLUGIN := $(BUILD)/hwt-etm-plugin.so
+ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c
 
 .PHONY: all build deps check demo bench fuzz clean format tests install uninstall
 
 all: deps
 	$(Q)$(MAKE) --no-print-directory build
 
-build: $(LIBA) $(LIBSO) $(HWT) $(if $(EMU_SRCS),$(PLUGIN)) $(TEST_BINS) $(BENCH_BINS)
+build: $(LIBA) $(LIBSO) $(HWT) $(if $(EMU_SRCS),$(PLUGIN)) $(ETM_PLUGIN) $(TEST_BINS) $(BENCH_BINS)
 
 deps:
 	$(Q)scripts/deps.sh
@@ -86,6 +89,10 @@ EMU_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
 $(PLUGIN): $(EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(EMU_CFLAGS) -fvisibility=hidden -shared -o $@ $(EMU_SRCS) $(LIB_SRCS) $(LDLIBS_LIB)
+
+$(ETM_PLUGIN): $(ETM_EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h emu/aarch64/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(EMU_CFLAGS) -fvisibility=hidden -shared -o $@ $(ETM_EMU_SRCS) $(LIB_SRCS) $(LDLIBS_LIB) -lcapstone
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA) tests/unit/t.h
 	@mkdir -p $(dir $@)

@@ -57,6 +57,8 @@ struct emu_global {
 	int64_t guest_base;
 	uint64_t handlers[65]; /* signal handlers installed (guest addresses) */
 	uint64_t tsc0;	       /* TSC at process start */
+	char sysroot[512];     /* qemu -L prefix (the ETM plugin), "" for none */
+	uint64_t aux_flags;    /* PERF_RECORD_AUX flags of every piece (ETM raw: 0x100) */
 };
 
 extern struct emu_global emu;

@@ -391,7 +391,14 @@ void emu_sb_initial_maps(struct emu_thr *t)
 	if (!exe || !realpath(exe, exe_real) || elf_read(exe_real, &ei) < 0)
 		return;
 	initial_file(t, exe_real, &ei);
-	if (ei.interp[0] && realpath(ei.interp, interp_real) && elf_read(interp_real, &ii) == 0)
+	/* the interpreter as qemu opened it: under the -L prefix if there */
+	char rooted[4096 + 512];
+	snprintf(rooted, sizeof(rooted), "%s%s", emu.sysroot, ei.interp);
+	if (ei.interp[0] && emu.sysroot[0] && realpath(rooted, interp_real) &&
+	    elf_read(interp_real, &ii) == 0)
+		initial_file(t, interp_real, &ii);
+	else if (ei.interp[0] && realpath(ei.interp, interp_real) &&
+		 elf_read(interp_real, &ii) == 0)
 		initial_file(t, interp_real, &ii);
 }
 
@@ -455,6 +462,7 @@ static void aux_out(struct emu_thr *t, const uint8_t *p, size_t n)
 			struct hwt_perf_rec_aux r = {.header = {.type = PERF_RECORD_AUX}};
 			r.aux_offset = off;
 			r.aux_size = chunk;
+			r.flags = emu.aux_flags;
 			put_record(t, &r, sizeof(r), NULL);
 		}
 		p += chunk;

@@ -67,5 +67,17 @@ fi
 # "bts-decode: hwt X MB/s, perf-script Y MB/s, ratio X/Y".
 out=$(bench/bench_bts.sh "$B" 2>/dev/null) || status=1
 echo "${out:-bts-decode: FAIL (bench/bench_bts.sh printed nothing)}"
+# --- section: emulated CoreSight ETM unit cost (bench/bench_emu_arm.sh) ---
+if [ -x bench/bench_emu_arm.sh ]; then
+	out=$(bench/bench_emu_arm.sh "$B" 2>/tmp/hwt-bench-emu-arm-$$.err)
+	rc=$?
+	if [ $rc -ne 0 ] || [ -z "$out" ]; then
+		echo "emu-record-arm: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-arm-$$.err))"
+		status=1
+	else
+		echo "$out"
+	fi
+	rm -f /tmp/hwt-bench-emu-arm-$$.err
+fi
 
 exit $status

@@ -33,6 +33,7 @@
 #include "cli.h"
 #include "hwt/bts.h"
 #include "hwt/pt_config.h"
+#include "hwt/etm.h"
 #include "hwt/perf_data.h"
 #include "hwt/pt_packet.h"
 #include "out/ptdump.h"
@@ -68,7 +69,12 @@ static const char usage_text[] =
     "  --mtc-freq N              IA32_RTIT_CTL.MTCFreq\n"
     "  --nom-freq N              nominal core:bus ratio (MSR_PLATFORM_INFO[15:8])\n"
     "  --cpuid-0x15.eax N        CPUID.15H:EAX (TSC:crystal ratio denominator)\n"
-    "  --cpuid-0x15.ebx N        CPUID.15H:EBX (TSC:crystal ratio numerator)\n";
+    "  --cpuid-0x15.ebx N        CPUID.15H:EBX (TSC:crystal ratio numerator)\n"
+    "\n"
+    "Arm CoreSight ETMv4 (cs_etm recordings are recognised by themselves):\n"
+    "  --trace-id ID             FILE is frame-formatted ETMv4 trace; list source ID\n"
+    "  --etm-raw                 FILE is raw (unformatted) ETMv4 trace\n"
+    "One packet a line: OFFSET ID TEXT (OpenCSD's packet printer).\n";
 
 #define OUTBUF_SIZE (4u << 20)
 
@@ -477,6 +483,65 @@ static int dump_bts(struct dump_state *s, const struct hwt_ptdump_opts *o, const
 	return 0;
 }
 
+/* ---- Arm CoreSight ETMv4 (cs_etm) ---- */
+static int etm_line(void *arg, uint64_t offset, uint8_t id, const char *text)
+{
+	struct dump_state *s = arg;
+	size_t len = strlen(text);
+	if (len > 900)
+		len = 900;
+	char *p = out_room(&s->out);
+	int n = snprintf(p, 1024, "%08llx  %02x  %.*s\n", (unsigned long long)offset, id, (int)len,
+			 text);
+	s->out.n += (size_t)n;
+	if (strstr(text, "BAD") || strstr(text, "RESERVED"))
+		s->errors++;
+	return 0;
+}
+
+static int etm_dump_buffer(struct dump_state *s, const struct hwt_etm_source *src, size_t nsrc,
+			   int formatted, const uint8_t *data, size_t size)
+{
+	struct hwt_etm_dump_config c = {
+	    .size = sizeof(c), .formatted = formatted, .src = src, .nsrc = formatted ? nsrc : 1};
+	int e = hwt_etm_dump(&c, data, size, etm_line, s);
+	if (e < 0) {
+		cli_err("dump", "ETMv4 decoder setup failed: %s", hwt_errstr(e));
+		return 2;
+	}
+	return s->errors ? 1 : 0;
+}
+
+/* perf's cs_etm AUXTRACE_INFO (metadata versions 0-1): the ETMv4 sources. */
+static size_t etm_sources(const uint64_t *w, size_t nw, struct hwt_etm_source *src, size_t max)
+{
+	if (nw < 3)
+		return 0;
+	uint64_t ncpu = w[1] & 0xffffffffu, version = w[0];
+	size_t k = 3, n = 0;
+	for (uint64_t c = 0; c < ncpu && n < max && k < nw; c++) {
+		uint64_t magic = w[k];
+		size_t np = version >= 1 && k + 2 < nw ? (size_t)w[k + 2] : 0;
+		size_t base = version >= 1 ? k + 3 : k + 2;
+		if (version == 0)
+			np = magic == 0x4040404040404040ull ? 7 : 4;
+		if (base + np > nw)
+			break;
+		if ((magic == 0x4040404040404040ull || magic == 0x5050505050505050ull) && np >= 6) {
+			struct hwt_etm_source *s = &src[n++];
+			memset(s, 0, sizeof(*s));
+			s->configr = (uint32_t)w[base];
+			s->trace_id = (uint8_t)(w[base + 1] & 0x7f);
+			s->idr0 = (uint32_t)w[base + 2];
+			s->idr1 = (uint32_t)w[base + 3];
+			s->idr2 = (uint32_t)w[base + 4];
+			s->idr8 = (uint32_t)w[base + 5];
+		}
+		k = base + np;
+	}
+	return n;
+}
+
 /* hwt dump on a perf.data file: each AUX stream (per thread or per CPU)
  * is dumped in turn under a "# stream" header line. */
 static int dump_perf_data(struct dump_state *s, const struct input *in, const char *name,
@@ -489,7 +554,9 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 	struct aux_stream *v = NULL;
 	size_t nv = 0;
 	char err[256] = "";
-	int have_info = 0, rc = 0, ret, bts = 0;
+	int have_info = 0, rc = 0, ret, bts = 0, etm_raw = 0;
+	struct hwt_etm_source esrc[64];
+	size_t nesrc = 0;
 
 	if (hwt_perf_reader_open_mem(&r, in->data, in->size, err, sizeof(err)) < 0) {
 		cli_err("dump", "cannot read recording '%s': %s", name, err);
@@ -505,6 +572,13 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 			    hwt_perf_intel_pt_info_parse(&info, (const uint64_t *)(ai + 1), nr) ==
 				0)
 				have_info = 1;
+			if (ai->type == HWT_PERF_AUXTRACE_CS_ETM)
+				nesrc = etm_sources((const uint64_t *)(ai + 1), nr, esrc, 64);
+		} else if (rec.type == PERF_RECORD_AUX &&
+			   rec.size >= sizeof(struct hwt_perf_rec_aux)) {
+			const struct hwt_perf_rec_aux *a = (const void *)rec.hdr;
+			if (a->flags & 0x100) /* PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW */
+				etm_raw = 1;
 		} else if (rec.type == HWT_PERF_RECORD_AUXTRACE && rec.aux_data) {
 			struct aux_stream *st = aux_stream_get(&v, &nv, rec.aux_idx);
 			if (!st || aux_stream_append(st, rec.aux_data, rec.aux_size) < 0) {
@@ -530,8 +604,13 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 					 "# stream %u: tid %d, cpu %d, %zu bytes\n", v[i].idx,
 					 v[i].tid, v[i].cpu, v[i].size);
 			s->out.n += (size_t)n;
-			int one = bts ? dump_bts(s, o, v[i].data, v[i].size)
-				      : dump_buffer(s, cfg, o, v[i].data, v[i].size, no_sync);
+			int one;
+			if (bts)
+				one = dump_bts(s, o, v[i].data, v[i].size);
+			else if (nesrc)
+				one = etm_dump_buffer(s, esrc, nesrc, !etm_raw, v[i].data, v[i].size);
+			else
+				one = dump_buffer(s, cfg, o, v[i].data, v[i].size, no_sync);
 			if (one > rc)
 				rc = one;
 		}
@@ -550,7 +629,8 @@ int hwt_cmd_dump(int argc, char **argv)
 	struct dump_state s;
 	struct input in;
 	char *file = NULL;
-	int no_sync = 0, have_cpu = 0, rc, bts = 0;
+	int no_sync = 0, have_cpu = 0, rc, bts = 0, etm = 0, etm_raw = 0;
+	unsigned trace_id = 0x10;
 
 	hwt_pt_config_init(&cfg);
 	memset(&o, 0, sizeof(o));
@@ -572,6 +652,13 @@ int hwt_cmd_dump(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--bts")) {
 			bts = 1;
+		} else if (!strcmp(a, "--trace-id")) {
+			if (arg_num(a, argv[++i], 0x6f, &v) < 0)
+				return 2;
+			trace_id = (unsigned)v;
+			etm = 1;
+		} else if (!strcmp(a, "--etm-raw")) {
+			etm = etm_raw = 1;
 		} else if (!strcmp(a, "--no-sync")) {
 			no_sync = 1;
 		} else if (!strcmp(a, "--quiet")) {
@@ -683,7 +770,11 @@ int hwt_cmd_dump(int argc, char **argv)
 		rc = dump_perf_data(&s, &in, file, &cfg, &o, have_cpu, no_sync);
 	else if (bts)
 		rc = dump_bts(&s, &o, in.data, in.size);
-	else
+	else if (etm) {
+		struct hwt_etm_source src;
+		hwt_etm_source_default(&src, (uint8_t)trace_id);
+		rc = etm_dump_buffer(&s, &src, 1, !etm_raw, in.data, in.size);
+	} else
 		rc = dump_buffer(&s, &cfg, &o, in.data, in.size, no_sync);
 	out_flush(&s.out);
 	if (fflush(stdout) != 0 || s.out.failed) {

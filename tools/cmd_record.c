@@ -342,19 +342,37 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 {
 	if (o->cmd) {
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
+		/* cs_etm (emulated) finds bare names in the aarch64 sysroot */
+		if (!strcmp(name, "cs_etm") && !strchr(o->cmd[0], '/'))
+			return 0;
 		if (hwt_find_program(o->cmd[0], prog, proglen)) {
 			cli_err("record", "command not found: '%s'", o->cmd[0]);
 			return 2;
 		}
-		char name[64];
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
 		int m = elf_machine(prog);
 		int bts = !strcmp(name, "intel_bts");
+		if ((bts || !strcmp(name, "intel_pt")) && m == EM_AARCH64) {
+			cli_err("record",
+				"'%s' is not an x86-64 program (it is aarch64): Intel %s traces x86-64 "
+				"code; record it with -e cs_etm (the emulated CoreSight ETM)",
+				prog, bts ? "BTS" : "PT");
+			return 2;
+		}
 		if ((bts || !strcmp(name, "intel_pt")) && m > 0 && m != EM_X86_64) {
 			cli_err("record",
 				"'%s' is not an x86-64 program (ELF machine %d): Intel %s traces "
 				"x86-64 code only",
 				prog, m, bts ? "BTS" : "PT");
+			return 2;
+		}
+		if (!strcmp(name, "cs_etm") && m == EM_X86_64) {
+			cli_err(
+			    "record",
+			    "'%s' is an x86-64 program: CoreSight ETM traces Arm code; record it "
+			    "with -e intel_pt",
+			    prog);
 			return 2;
 		}
 	}

@@ -344,6 +344,8 @@ int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *
 		ids[0] = HWT_EMU_ID_TRACE;
 		nids = 1;
 		hwt_perf_attr_sideband(&sb, 0);
+		/* the plugin writes one sample_id layout for both events */
+		sb.sample_type = hwt_session_attr(s)->sample_type;
 		sbp = &sb;
 		sb_ids[0] = HWT_EMU_ID_SIDEBAND;
 		nsb = 1;

@@ -200,6 +200,11 @@ int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_c
 	else if (rc < 0)
 		cli_err(cmd, "'%s': %s", path, hwt_decoder_errmsg(dec));
 	if (rc == HWT_ERR_NOT_SUPPORTED) {
+		if (info.format == HWT_PERF_AUXTRACE_CS_ETM)
+			cli_err(cmd,
+				"'%s' is a CoreSight ETM (cs_etm) recording: decode it with 'perf "
+				"script -i %s' (OpenCSD) or list its packets with 'hwt dump %s'",
+				path, path, path);
 		ret = 2;
 	} else if (!info.nr_aux) {
 		cli_err(cmd, "'%s' holds no AUX trace data (record with an intel_pt event)", path);

@@ -283,6 +283,7 @@ struct hwt_perf_sample_id {
 
 /* ---- Intel PT's AUXTRACE_INFO private words (perf's intel-pt.h) ---- */
 #define HWT_PERF_AUXTRACE_INTEL_PT 1
+#define HWT_PERF_AUXTRACE_CS_ETM 3 /* perf's cs-etm.h metadata in the private words */
 enum hwt_intel_pt_priv {
 	HWT_IPT_PMU_TYPE,
 	HWT_IPT_TIME_SHIFT,
