@@ -430,7 +430,7 @@ int hwt_cmd_report(int argc, char **argv)
 			r.mode = 2;
 		} else if (!strcmp(a, "--srcline")) {
 			srcline = 1;
-		} else if (a[0] != '-' && !input) {
+		} else if ((a[0] != '-' || !strcmp(a, "-")) && !input) {
 			input = a;
 		} else {
 			cli_err("report", "unknown option '%s'", a);

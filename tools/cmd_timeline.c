@@ -355,7 +355,7 @@ int hwt_cmd_timeline(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--no-progress")) {
 			progress = 0;
-		} else if (a[0] != '-' && !input) {
+		} else if ((a[0] != '-' || !strcmp(a, "-")) && !input) {
 			input = a;
 		} else {
 			cli_err("timeline", "unknown option '%s'", a);

@@ -113,7 +113,7 @@ int hwt_cmd_view(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--no-progress")) {
 			progress = 0;
-		} else if (a[0] != '-' && !input) {
+		} else if ((a[0] != '-' || !strcmp(a, "-")) && !input) {
 			input = a;
 		} else {
 			cli_err("view", "unknown option '%s'", a);

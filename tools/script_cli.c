@@ -212,7 +212,7 @@ int hwt_script_perf(int argc, char **argv)
 				return cli_usage_error(usage_text);
 			}
 			pr.tsv = !strcmp(v, "tsv");
-		} else if (a[0] != '-' && !input) {
+		} else if ((a[0] != '-' || !strcmp(a, "-")) && !input) {
 			input = a;
 		} else {
 			cli_err("script", "unknown option '%s'", a);

@@ -64,3 +64,30 @@ if cmp -s "$T/file.tsv" "$T/stdin.tsv"; then
 else
 	fail script_pipe_stdin "$(wc -l <"$T/stdin.tsv") rows vs $(wc -l <"$T/file.tsv"): $(head -c 200 "$T/stdin.err")"
 fi
+
+# ---- Intel BTS in pipe mode, the input named as a plain `-` ----
+#   script_pipe_bts     an emulated intel_bts recording through
+#                       `perf inject -o -` into `hwt script -` and
+#                       `hwt report -`: the same as on the file
+if ! command -v perf >/dev/null; then
+	skip script_pipe_bts "perf not installed (apt install linux-perf)"
+elif ! timeout 120 "$H" record -e intel_bts -o "$T/bts.data" -- sha256sum "$T/in.txt" \
+	>/dev/null 2>"$T/bts.err"; then
+	fail script_pipe_bts "hwt record -e intel_bts: $(head -c 300 "$T/bts.err")"
+else
+	why=""
+	for m in "script --format tsv" "report"; do
+		$H $m "$T/bts.data" >"$T/f.out" 2>"$T/f.err"
+		rf=$?
+		perf inject -i "$T/bts.data" -o - 2>/dev/null | $H $m - >"$T/p.out" 2>"$T/p.err"
+		rp=$?
+		if [ $rf != $rp ] || [ ! -s "$T/f.out" ] || ! cmp -s "$T/f.out" "$T/p.out"; then
+			why="$why; '$m': exit $rp vs $rf, $(wc -l <"$T/p.out") vs $(wc -l <"$T/f.out") lines: $(head -c 200 "$T/p.err")"
+		fi
+	done
+	if [ -z "$why" ]; then
+		pass script_pipe_bts
+	else
+		fail script_pipe_bts "pipe mode differs from the file${why}"
+	fi
+fi
