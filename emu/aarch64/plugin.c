@@ -362,9 +362,7 @@ static void child_after_fork(struct emu_thr *parent)
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *o = thr_by_vcpu[i];
 		if (o && o != parent) {
-			free(o->buf);
-			free(o->tbuf);
-			free(o);
+			emu_thr_free(o); /* buf/tbuf may live in the stream's box */
 			free(etm_by_vcpu[i]);
 			thr_by_vcpu[i] = NULL;
 			etm_by_vcpu[i] = NULL;
@@ -378,9 +376,7 @@ static void child_after_fork(struct emu_thr *parent)
 		munmap(parent->map, parent->map_len);
 	if (parent->raw_fd >= 0)
 		close(parent->raw_fd);
-	free(parent->buf);
-	free(parent->tbuf);
-	free(parent);
+	emu_thr_free(parent);
 	free(etm_by_vcpu[vcpu]);
 	etm_by_vcpu[vcpu] = NULL;
 	thr_by_vcpu[vcpu] = NULL;
