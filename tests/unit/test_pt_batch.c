@@ -111,12 +111,22 @@ static void ref_branch(struct ref *r, uint64_t from, uint64_t to, int iclass, in
 	e->mode = (uint8_t)mode;
 }
 
+/* Decoders that would have a private cache of their own get this one,
+ * cleared first (as good as a new one): allocating and freeing the
+ * multi-MiB cache for each of the many thousand decoders made the
+ * sanitizer build spend minutes in its allocator. */
+static struct hwt_pt_cache *fresh_cache;
+
 static struct hwt_pt_flow_options flow_opt(struct hwt_pt_cache *cache, int no_paths)
 {
 	struct hwt_pt_flow_options opt;
 	memset(&opt, 0, sizeof(opt));
 	opt.size = sizeof(opt);
 	opt.query.size = sizeof(opt.query);
+	if (!cache && fresh_cache) {
+		hwt_pt_cache_clear(fresh_cache);
+		cache = fresh_cache;
+	}
 	opt.cache = cache;
 	opt.no_path_cache = (uint8_t)no_paths;
 	return opt;
@@ -764,7 +774,8 @@ int main(int argc, char **argv)
 	/* a shared cache (kept across traces and images: must start over
 	 * by itself) */
 	struct hwt_pt_cache *shared = hwt_pt_cache_alloc();
-	if (!shared)
+	fresh_cache = hwt_pt_cache_alloc();
+	if (!shared || !fresh_cache)
 		abort();
 	if (argc > 1) {
 		for (int i = 1; i < argc; i++)
@@ -775,6 +786,7 @@ int main(int argc, char **argv)
 		corpus(dir ? dir : "../shared/corpus/libipt-ptt", &ref, &got, shared);
 	}
 	hwt_pt_cache_free(shared);
+	hwt_pt_cache_free(fresh_cache);
 	vec_free(&ref);
 	vec_free(&got);
 	return t_done();
