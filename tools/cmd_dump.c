@@ -608,7 +608,8 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 			if (bts)
 				one = dump_bts(s, o, v[i].data, v[i].size);
 			else if (nesrc)
-				one = etm_dump_buffer(s, esrc, nesrc, !etm_raw, v[i].data, v[i].size);
+				one =
+				    etm_dump_buffer(s, esrc, nesrc, !etm_raw, v[i].data, v[i].size);
 			else
 				one = dump_buffer(s, cfg, o, v[i].data, v[i].size, no_sync);
 			if (one > rc)

@@ -354,10 +354,11 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		int m = elf_machine(prog);
 		int bts = !strcmp(name, "intel_bts");
 		if ((bts || !strcmp(name, "intel_pt")) && m == EM_AARCH64) {
-			cli_err("record",
-				"'%s' is not an x86-64 program (it is aarch64): Intel %s traces x86-64 "
-				"code; record it with -e cs_etm (the emulated CoreSight ETM)",
-				prog, bts ? "BTS" : "PT");
+			cli_err(
+			    "record",
+			    "'%s' is not an x86-64 program (it is aarch64): Intel %s traces x86-64 "
+			    "code; record it with -e cs_etm (the emulated CoreSight ETM)",
+			    prog, bts ? "BTS" : "PT");
 			return 2;
 		}
 		if ((bts || !strcmp(name, "intel_pt")) && m > 0 && m != EM_X86_64) {
