@@ -13,6 +13,7 @@
 #ifndef HWT_TOOLS_CLI_H
 #define HWT_TOOLS_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 int hwt_cmd_record(int argc, char **argv);
@@ -30,5 +31,7 @@ void cli_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 int cli_usage_error(const char *usage);
 /* Parse an unsigned number (decimal, 0x hex, or 0 octal) strictly. */
 int cli_parse_u64(const char *s, unsigned long long *out);
+/* A duration, "1500", "1.5us", "2ms", "0.1s" (ns without a unit): 0 and *ns, or -1. */
+int cli_parse_duration(const char *s, uint64_t *ns);
 
 #endif

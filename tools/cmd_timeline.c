@@ -61,28 +61,6 @@ struct tl_state {
 	int nomem;
 };
 
-/* "1.5ms" etc. -> ns */
-static int parse_duration(const char *s, uint64_t *ns)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || v < 0)
-		return -1;
-	double mul = 1;
-	if (!*end || !strcmp(end, "ns"))
-		mul = 1;
-	else if (!strcmp(end, "us"))
-		mul = 1e3;
-	else if (!strcmp(end, "ms"))
-		mul = 1e6;
-	else if (!strcmp(end, "s"))
-		mul = 1e9;
-	else
-		return -1;
-	*ns = (uint64_t)(v * mul + 0.5);
-	return 0;
-}
-
 /* "S.NNNNNNNNN" (seconds, as hwt script prints times) -> ns */
 static int parse_seconds(const char *s, size_t len, uint64_t *ns)
 {
@@ -327,7 +305,7 @@ int hwt_cmd_timeline(int argc, char **argv)
 			cfg.format = !strcmp(v, "chrome") ? HWT_TL_CHROME : HWT_TL_PERFETTO;
 			i++;
 		} else if (!strcmp(a, "--min-duration")) {
-			if (!v || parse_duration(v, &cfg.min_duration_ns)) {
+			if (!v || cli_parse_duration(v, &cfg.min_duration_ns)) {
 				cli_err("timeline",
 					"--min-duration needs a time (e.g. 500, 2us, 1ms)");
 				return cli_usage_error(usage_text);

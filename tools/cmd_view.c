@@ -97,19 +97,10 @@ int hwt_cmd_view(int argc, char **argv)
 			}
 			i++;
 		} else if (!strcmp(a, "--min-duration")) {
-			char *end;
-			double d = v ? strtod(v, &end) : -1;
-			double mul = !v || d < 0		   ? -1
-				     : !*end || !strcmp(end, "ns") ? 1
-				     : !strcmp(end, "us")	   ? 1e3
-				     : !strcmp(end, "ms")	   ? 1e6
-				     : !strcmp(end, "s")	   ? 1e9
-								   : -1;
-			if (mul < 0) {
+			if (!v || cli_parse_duration(v, &cfg.min_duration_ns)) {
 				cli_err("view", "--min-duration needs a time (e.g. 500, 2us, 1ms)");
 				return cli_usage_error(usage_text);
 			}
-			cfg.min_duration_ns = (uint64_t)(d * mul + 0.5);
 			i++;
 		} else if (!strcmp(a, "--no-progress")) {
 			progress = 0;

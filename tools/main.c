@@ -14,14 +14,14 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"record", hwt_cmd_record, "run a program under a trace unit and write a perf.data file"},
-	{"script", hwt_cmd_script, "decode a recording: instructions, branches, calls"},
-	{"report", hwt_cmd_report, "summaries of a recording: hot functions, coverage"},
-	{"timeline", hwt_cmd_timeline, "a recording's calls as a timeline (Perfetto, Chrome JSON)"},
-	{"view", hwt_cmd_view, "look at a recording's timeline and flame graph in a browser"},
-	{"dump", hwt_cmd_dump, "dump the packets of a raw Intel PT stream or a recording"},
-	{"info", hwt_cmd_info, "what a recording holds: events, threads, trace bytes, maps"},
-	{"list", hwt_cmd_list, "list trace units (hardware and emulated) and their state"},
+    {"record", hwt_cmd_record, "run a program under a trace unit and write a perf.data file"},
+    {"script", hwt_cmd_script, "decode a recording: instructions, branches, calls"},
+    {"report", hwt_cmd_report, "summaries of a recording: hot functions, coverage"},
+    {"timeline", hwt_cmd_timeline, "a recording's calls as a timeline (Perfetto, Chrome JSON)"},
+    {"view", hwt_cmd_view, "look at a recording's timeline and flame graph in a browser"},
+    {"dump", hwt_cmd_dump, "dump the packets of a raw Intel PT stream or a recording"},
+    {"info", hwt_cmd_info, "what a recording holds: events, threads, trace bytes, maps"},
+    {"list", hwt_cmd_list, "list trace units (hardware and emulated) and their state"},
 };
 
 static void usage(FILE *f)
@@ -46,6 +46,27 @@ int cli_usage_error(const char *text)
 {
 	fputs(text, stderr);
 	return 2;
+}
+
+int cli_parse_duration(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v < 0)
+		return -1;
+	double mul = 1;
+	if (!*end || !strcmp(end, "ns"))
+		mul = 1;
+	else if (!strcmp(end, "us"))
+		mul = 1e3;
+	else if (!strcmp(end, "ms"))
+		mul = 1e6;
+	else if (!strcmp(end, "s"))
+		mul = 1e9;
+	else
+		return -1;
+	*ns = (uint64_t)(v * mul + 0.5);
+	return 0;
 }
 
 int cli_parse_u64(const char *s, unsigned long long *out)
