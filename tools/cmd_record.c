@@ -345,7 +345,8 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		char name[64];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
 		/* cs_etm (emulated) finds bare names in the aarch64 sysroot */
-		if (!strcmp(name, "cs_etm") && !strchr(o->cmd[0], '/'))
+		int a64 = !strcmp(name, "cs_etm") || !strcmp(name, "arm_spe");
+		if (a64 && !strchr(o->cmd[0], '/'))
 			return 0;
 		if (hwt_find_program(o->cmd[0], prog, proglen)) {
 			cli_err("record", "command not found: '%s'", o->cmd[0]);
@@ -368,12 +369,11 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 				prog, m, bts ? "BTS" : "PT");
 			return 2;
 		}
-		if (!strcmp(name, "cs_etm") && m == EM_X86_64) {
-			cli_err(
-			    "record",
-			    "'%s' is an x86-64 program: CoreSight ETM traces Arm code; record it "
-			    "with -e intel_pt",
-			    prog);
+		if (a64 && m == EM_X86_64) {
+			cli_err("record",
+				"'%s' is an x86-64 program: %s traces Arm code; record it "
+				"with -e intel_pt",
+				prog, name[0] == 'c' ? "CoreSight ETM" : "Arm SPE");
 			return 2;
 		}
 	}

@@ -244,8 +244,8 @@ int hwt_session_open(struct hwt_session **out, const struct hwt_session_config *
 	} else if (s->cfg.emulate == 1) {
 		if (!emu) {
 			snprintf(err, errlen,
-				 "there is no emulated unit for '%s' (only intel_pt, intel_bts and "
-				 "cs_etm)",
+				 "there is no emulated unit for '%s' (only intel_pt, intel_bts, "
+				 "cs_etm and arm_spe)",
 				 name);
 			hwt_session_close(s);
 			return HWT_ERR_NOT_PRESENT;
