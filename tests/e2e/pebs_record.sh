@@ -142,6 +142,15 @@ model() {
 	else
 		pass "$name ($m of $n samples in $func: $want)"
 	fi
+	# hwt report --mem: FUNC's samples as perf counts them
+	local hr
+	hr=$("$HWT" report --mem -n 0 "$d/perf.data" 2>"$d/rep.err" | awk -v f="$func" \
+		'/^# code symbols/ { c = 1; next } /^#/ && !/^# +samples/ { c = 0 } c && $NF == f { print $1 }')
+	if [ "$hr" = "$n" ]; then
+		pass "${name}_report_mem ($n samples in $func, as perf)"
+	else
+		fail "${name}_report_mem" "hwt report --mem has '$hr' samples in $func, perf $n $(head -c 200 "$d/rep.err")"
+	fi
 	rm -rf "$d"
 }
 model pebs_model_random_llc_miss walk_random 'LVL Local RAM or RAM hit' 90 random 256 200000
