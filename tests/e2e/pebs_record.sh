@@ -30,6 +30,7 @@ if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
 fi
 export LC_ALL=C
 head -c 200000 /dev/urandom | base64 >"$T/data.txt"
+head -c 600000 /dev/urandom | base64 >"$T/big.txt" # zstd -T2 uses its threads
 seq 1 3000 | sed 's/1/x/g' >"$T/lines.txt"
 
 # perf script -F tid,ip,addr,weight,data_src prints
@@ -92,7 +93,7 @@ check pebs_rec_ls mem-loads/ldlat=0/ ls -la /etc
 check pebs_rec_sort mem-loads/period=53/ sort -n lines.txt
 check pebs_rec_sed_stores mem-stores/period=41/ sed -e 's/x/y/g' lines.txt
 check pebs_rec_gzip mem-loads/ldlat=0,period=301/ gzip -c data.txt
-MIN_THREADS=2 check pebs_rec_zstd_threads mem-loads/ldlat=0,period=211/ zstd -T2 -B65536 -q -c data.txt
+MIN_THREADS=2 check pebs_rec_zstd_threads mem-loads/ldlat=0,period=211/ zstd -T2 -B65536 -q -c big.txt
 check pebs_rec_perl mem-stores/period=97,l1_size=16K,llc_size=1M/ perl -e 'my %h; $h{$_ % 7}++ for 1..5000; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
 check pebs_rec_gawk mem-loads gawk 'BEGIN { for (i = 0; i < 20000; i++) a[i] = i * 3; s = 0; for (k in a) s += a[k]; print s }'
 
