@@ -50,7 +50,7 @@ HWT := $(BUILD)/hwt
 PLUGIN := $(BUILD)/hwt-pt-plugin.so
 # the emulated ETM: qemu-aarch64 plugin, emu/aarch64/ + the shared stream code
 ETM_PLUGIN := $(BUILD)/hwt-etm-plugin.so
-ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c
+ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c emu/cache_model.c
 
 .PHONY: all build deps check demo bench fuzz clean format tests install uninstall
 
@@ -97,6 +97,8 @@ $(ETM_PLUGIN): $(ETM_EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h em
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA) tests/unit/t.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS_LIB) -lipt
+# unit tests of plugin code include its .c file
+$(BUILD)/tests/test_cache_model: emu/cache_model.c emu/cache_model.h
 
 $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)

@@ -13,6 +13,8 @@
  *   spe_minlat=N         record only operations of total latency >= N
  *   spe_evfilt=MASK      record only operations with all these event bits
  *   spe_ts=0|1           Timestamp packets (perf's ts_enable; default 1)
+ *   l1_size= llc_size= mem_lat= ...  the cache model's options
+ *                        (emu/cache_model.h)
  *
  * Sampling: every guest instruction is one operation.  A per-thread
  * counter counts operations down; the operation where it reaches zero is
@@ -24,15 +26,16 @@
  * its record (spegen.h) goes into the thread's AUX buffer if it passes the
  * filters.  Data addresses come from QEMU's memory callbacks, registered
  * on every instruction; every access also goes through the thread's cache
- * and TLB model (a placeholder here: direct-mapped L1D 32 KiB, LLC 1 MiB,
- * 64-entry TLB of 4 KiB pages) so that the model sees the whole access
- * stream, and every branch through a predictor model (2-bit counters,
- * 4096 entries; last-target table for indirect branches; 16-entry return
- * stack) so that mispredictions come from the real branch history.
- * Latencies in cycles: issue 1; translation 1 (TLB hit) or 30 (walk);
- * data 4 (L1D hit), 30 (LLC hit), 200 (LLC miss); a branch 1, or 12 when
- * mispredicted.  Time: the thread's instruction count (1 instruction =
- * 1 tick), as the ETM mode.
+ * and TLB model (emu/cache_model.h, one per thread) so that the model sees
+ * the whole access stream, and every branch through a predictor model
+ * (2-bit counters, 4096 entries; last-target table for indirect branches;
+ * 16-entry return stack) so that mispredictions come from the real branch
+ * history.  Latencies in cycles: issue 1; translation 1, or 1 + the
+ * model's page walk on a TLB miss; total = issue + the model's latency (its
+ * level's, plus the walk); a branch 1, or 12 when mispredicted.  Events:
+ * L1D access always, refill and LLC access on an L1 miss, LLC miss when
+ * memory had the line, TLB access always, walk on a TLB miss.  Time: the
+ * thread's instruction count (1 instruction = 1 tick), as the ETM mode.
  *
  * Truth (truth=F): one line per sampled operation,
  *   tid time pc op addr total issue xlat events [filtered]
@@ -53,6 +56,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../cache_model.h"
 #include "../emu.h"
 #include "../qemu_plugin_api.h"
 #include "spe.h"
@@ -101,10 +105,9 @@ struct spe_cfg {
 };
 static struct spe_cfg scfg = {.period = 1024, .ts = 1};
 static int spe_on;
+static struct cache_model_config mcfg;
+static int mcfg_init;
 
-#define L1_LINES 512	 /* 32 KiB of 64-byte lines */
-#define LLC_LINES 16384	 /* 1 MiB */
-#define TLB_ENTRIES 64	 /* 4 KiB pages */
 #define BIM_ENTRIES 4096 /* 2-bit counters */
 #define BTB_ENTRIES 1024
 #define RAS_DEPTH 16
@@ -117,8 +120,7 @@ struct spe_thr {
 	uint64_t addr;
 	uint32_t mem_events, mem_lat, mem_xlat;
 	uint64_t collisions;
-	/* cache / TLB model (placeholder, see the head comment) */
-	uint64_t l1[L1_LINES], llc[LLC_LINES], tlb[TLB_ENTRIES];
+	struct cache_model *cm; /* the thread's cache / TLB model */
 	/* predictor */
 	uint8_t bim[BIM_ENTRIES];
 	uint64_t btb[BTB_ENTRIES];
@@ -137,6 +139,15 @@ static csh scs;
 int spe_arg(const char *k, const char *v)
 {
 	unsigned long long n = strtoull(v, NULL, 0);
+	if (!mcfg_init) {
+		cache_model_config_init(&mcfg);
+		mcfg_init = 1;
+	}
+	int m = cache_model_config_set(&mcfg, k, v);
+	if (m < 0)
+		fprintf(stderr, "hwt-etm-plugin: bad cache model value %s=%s (ignored)\n", k, v);
+	if (m)
+		return 1;
 	if (!strcmp(k, "spe"))
 		spe_on = !!n;
 	else if (!strcmp(k, "spe_period"))
@@ -183,40 +194,45 @@ static struct spe_thr *spe_new(unsigned vcpu)
 	struct spe_thr *x = calloc(1, sizeof(*x));
 	if (!x)
 		return NULL;
+	if (!mcfg_init) {
+		cache_model_config_init(&mcfg);
+		mcfg_init = 1;
+	}
+	x->cm = cache_model_alloc(&mcfg, NULL, 0);
+	if (!x->cm) {
+		free(x);
+		return NULL;
+	}
 	x->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)vcpu << 32);
 	x->countdown = reload(x);
 	memset(x->bim, 1, sizeof(x->bim)); /* weakly not taken */
 	return x;
 }
 
-/* ---- cache / TLB model (placeholder behind one function) ---- */
-static void mem_model(struct spe_thr *x, uint64_t va, uint32_t *events, uint32_t *lat,
+static void spe_thr_free(struct spe_thr *x)
+{
+	if (x)
+		cache_model_free(x->cm);
+	free(x);
+}
+
+/* ---- one access through the cache / TLB model ---- */
+static void mem_model(struct spe_thr *x, uint64_t va, int store, uint32_t *events, uint32_t *lat,
 		      uint32_t *xlat)
 {
-	uint64_t page = (va >> 12) + 1, line = (va >> 6) + 1;
-	uint64_t *te = &x->tlb[page % TLB_ENTRIES];
+	struct cache_model_result r;
+	cache_model_access(x->cm, va, store, &r);
 	uint32_t ev = SPEG_EV_L1D_ACCESS | SPEG_EV_TLB_ACCESS;
 	*xlat = 1;
-	if (*te != page) {
-		*te = page;
+	if (!r.tlb_hit) {
 		ev |= SPEG_EV_TLB_WALK;
-		*xlat = 30;
+		*xlat += cache_model_get_config(x->cm)->tlb_walk_latency;
 	}
-	uint64_t *l1 = &x->l1[line % L1_LINES];
-	uint64_t *l2 = &x->llc[line % LLC_LINES];
-	if (*l1 == line) {
-		*lat = 4;
-	} else {
+	if (r.level != CACHE_MODEL_L1)
 		ev |= SPEG_EV_L1D_REFILL | SPEG_EV_LLC_ACCESS;
-		*l1 = line;
-		if (*l2 == line) {
-			*lat = 30;
-		} else {
-			ev |= SPEG_EV_LLC_MISS;
-			*l2 = line;
-			*lat = 200;
-		}
-	}
+	if (r.level == CACHE_MODEL_MEM)
+		ev |= SPEG_EV_LLC_MISS;
+	*lat = r.latency;
 	*events = ev;
 }
 
@@ -293,11 +309,11 @@ static void truth_line(struct emu_thr *t, const struct speg_rec *r, const char *
 		return;
 	if (t->tlen > EMU_TRUTH_BUF - 256)
 		emu_truth_flush(t);
-	int n = snprintf(t->tbuf + t->tlen, 256,
-			 "%d\t%#llx\t%#llx\t%s\t%#llx\t%#x\t%#x\t%#x\t%#x%s\n", (int)t->tid,
-			 (unsigned long long)now, (unsigned long long)r->pc, op,
-			 (unsigned long long)(r->have_addr ? r->addr : 0), r->lat_total,
-			 r->lat_issue, r->lat_xlat, r->events, filtered ? "\tfiltered" : "");
+	int n =
+	    snprintf(t->tbuf + t->tlen, 256, "%d\t%#llx\t%#llx\t%s\t%#llx\t%#x\t%#x\t%#x\t%#x%s\n",
+		     (int)t->tid, (unsigned long long)now, (unsigned long long)r->pc, op,
+		     (unsigned long long)(r->have_addr ? r->addr : 0), r->lat_total, r->lat_issue,
+		     r->lat_xlat, r->events, filtered ? "\tfiltered" : "");
 	if (n > 0 && n < 256)
 		t->tlen += (size_t)n;
 	if (t->box)
@@ -330,7 +346,7 @@ static void complete(struct emu_thr *t, struct spe_thr *x, uint64_t to, const st
 		r.addr = x->addr;
 		r.events |= x->mem_events;
 		r.lat_xlat = x->mem_xlat;
-		r.lat_total = r.lat_issue + x->mem_xlat + x->mem_lat;
+		r.lat_total = r.lat_issue + x->mem_lat; /* the model's latency has the walk */
 		if (in->ldst & SPEG_LDST_ST ? scfg.st : scfg.ld)
 			type_ok = 1;
 		break;
@@ -371,8 +387,7 @@ static void complete(struct emu_thr *t, struct spe_thr *x, uint64_t to, const st
 	uint64_t now = emu_now(t);
 	r.have_ts = scfg.ts;
 	r.ts = now;
-	int keep = type_ok && r.lat_total >= scfg.minlat &&
-		   (r.events & scfg.evfilt) == scfg.evfilt;
+	int keep = type_ok && r.lat_total >= scfg.minlat && (r.events & scfg.evfilt) == scfg.evfilt;
 	truth_line(t, &r, op_name(in, r.op_class == SPEG_OP_LDST), now, !keep);
 	if (!keep)
 		return;
@@ -398,7 +413,7 @@ static struct emu_thr *thr_get(unsigned vcpu)
 		return NULL;
 	t = emu_thr_new((int)vcpu, main_thread ? 0 : pid, main_thread ? 0 : clone_ptid, 0);
 	if (!t) {
-		free(x);
+		spe_thr_free(x);
 		return NULL;
 	}
 	t->tbase = main_thread ? emu.tsc0 : clone_tsc;
@@ -461,7 +476,7 @@ static void mem_cb(unsigned vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 	if (!x)
 		return;
 	uint32_t ev, lat, xlat;
-	mem_model(x, vaddr, &ev, &lat, &xlat);
+	mem_model(x, vaddr, qemu_plugin_mem_is_store(info), &ev, &lat, &xlat);
 	if (x->pend == udata && !x->have_addr) {
 		unsigned sz = 1u << qemu_plugin_mem_size_shift(info);
 		x->have_addr = 1;
@@ -527,12 +542,12 @@ static void classify(const cs_insn *ci, struct spe_insn *in)
 	default:
 		break;
 	}
-	static const char *const atomics[] = {
-	    "cas",   "swp",   "ldadd", "ldclr", "ldeor", "ldset", "ldsmax", "ldsmin", "ldumax",
-	    "ldumin", "stadd", "stclr", "steor", "stset", "stsmax", "stsmin", "stumax", "stumin",
-	    NULL};
-	static const char *const excl[] = {"ldxr", "ldaxr", "ldxp", "ldaxp", "stxr",
-					   "stlxr", "stxp", "stlxp", NULL};
+	static const char *const atomics[] = {"cas",	"swp",	  "ldadd",  "ldclr",  "ldeor",
+					      "ldset",	"ldsmax", "ldsmin", "ldumax", "ldumin",
+					      "stadd",	"stclr",  "steor",  "stset",  "stsmax",
+					      "stsmin", "stumax", "stumin", NULL};
+	static const char *const excl[] = {"ldxr",  "ldaxr", "ldxp",  "ldaxp", "stxr",
+					   "stlxr", "stxp",  "stlxp", NULL};
 	static const char *const acqrel[] = {"ldar", "ldapr", "stlr", "stllr", "ldlar", NULL};
 	int ld = m[0] == 'l' && m[1] == 'd';
 	int st = m[0] == 's' && m[1] == 't';
@@ -551,8 +566,9 @@ static void classify(const cs_insn *ci, struct spe_insn *in)
 		int simd = 0;
 		if (a->op_count && a->operands[0].type == ARM64_OP_REG) {
 			const char *rn = cs_reg_name(scs, a->operands[0].reg);
-			simd = rn && (rn[0] == 'q' || rn[0] == 'd' || rn[0] == 's' ||
-				      rn[0] == 'h' || rn[0] == 'b' || rn[0] == 'v') &&
+			simd = rn &&
+			       (rn[0] == 'q' || rn[0] == 'd' || rn[0] == 's' || rn[0] == 'h' ||
+				rn[0] == 'b' || rn[0] == 'v') &&
 			       strcmp(rn, "sp");
 		} else if (a->op_count && a->operands[0].type == ARM64_OP_FP) {
 			simd = 1;
@@ -614,7 +630,7 @@ static void child_after_fork(struct emu_thr *parent)
 		struct emu_thr *o = thr_by_vcpu[i];
 		if (o && o != parent) {
 			emu_thr_free(o);
-			free(spe_by_vcpu[i]);
+			spe_thr_free(spe_by_vcpu[i]);
 			thr_by_vcpu[i] = NULL;
 			spe_by_vcpu[i] = NULL;
 		}
@@ -632,7 +648,7 @@ static void child_after_fork(struct emu_thr *parent)
 	emu.pid = getpid();
 	struct emu_thr *t = emu_thr_new((int)vcpu, ppid, ptid, 1);
 	if (!t) {
-		free(x);
+		spe_thr_free(x);
 		spe_by_vcpu[vcpu] = NULL;
 		return;
 	}
@@ -671,7 +687,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		break;
 	case A64_EXIT:
 		emu_thr_end(t, 1);
-		free(x);
+		spe_thr_free(x);
 		spe_by_vcpu[vcpu] = NULL;
 		thr_by_vcpu[vcpu] = NULL;
 		break;
@@ -744,6 +760,17 @@ static void at_exit(qemu_plugin_id_t id, void *p)
 
 int spe_install(qemu_plugin_id_t id)
 {
+	if (!mcfg_init) {
+		cache_model_config_init(&mcfg);
+		mcfg_init = 1;
+	}
+	char why[256];
+	struct cache_model *m = cache_model_alloc(&mcfg, why, sizeof(why));
+	if (!m) {
+		fprintf(stderr, "hwt-etm-plugin: cache model: %s\n", why);
+		return -1;
+	}
+	cache_model_free(m);
 	if (cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &scs) != CS_ERR_OK) {
 		fprintf(stderr, "hwt-etm-plugin: Capstone cannot open its A64 decoder\n");
 		return -1;

@@ -63,7 +63,6 @@
 #define ETM_TRCAUTHSTATUS 0xccu
 #define ETM_TRACEID(cpu) (0x10u + 2u * (unsigned)(cpu))
 
-
 static void ring_sizes(const struct hwt_session_config *cfg, uint64_t *aux, uint64_t *data)
 {
 	*aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
@@ -338,12 +337,11 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
-	int n =
-	    snprintf(parg, alen,
-		     "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,%s",
-		     plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
-		     HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
-		     (unsigned long long)data, cfg->snapshot ? 1 : 0, p->extra);
+	int n = snprintf(
+	    parg, alen, "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,%s",
+	    plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
+	    HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
+	    (unsigned long long)data, cfg->snapshot ? 1 : 0, p->extra);
 	if (rootbuf[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",sysroot=%s", rootbuf);
 	if (cfg->truth_path)

@@ -13,7 +13,9 @@
  * Terms: period=N (or interval=N; default 1024 operations), ts_enable
  * (default on), jitter, load_filter, store_filter, branch_filter,
  * min_latency=N, event_filter=MASK; pa_enable and pct_enable are accepted
- * and have no effect (user-mode emulation has no physical addresses).
+ * and have no effect (user-mode emulation has no physical addresses); and
+ * the cache model's options (emu/cache_model.h: l1_size, llc_size, mem_lat,
+ * ...), passed to the plugin as they are.
  * Limits: aarch64 ELF programs only; no address filters; no Context
  * packets (perf takes each buffer's thread from its AUXTRACE record).
  */
@@ -69,13 +71,21 @@ static const struct {
 	const char *name;
 	uint64_t bit;
 } flags[] = {
-    {"ts_enable", OPT_TS},	   {"pa_enable", OPT_PA},	 {"pct_enable", OPT_PCT},
-    {"jitter", OPT_JITTER},	   {"branch_filter", OPT_BRANCH}, {"load_filter", OPT_LOAD},
+    {"ts_enable", OPT_TS},	 {"pa_enable", OPT_PA},		{"pct_enable", OPT_PCT},
+    {"jitter", OPT_JITTER},	 {"branch_filter", OPT_BRANCH}, {"load_filter", OPT_LOAD},
     {"store_filter", OPT_STORE},
+};
+
+/* the cache model's plugin arguments (emu/cache_model.h) */
+static const char *const model_terms[] = {
+    "line_size", "l1_size", "l1_ways",	   "l1_lat",   "llc_size",  "llc_ways",
+    "llc_lat",	 "mem_lat", "tlb_entries", "tlb_ways", "page_size", "tlb_walk",
 };
 
 static int configure(struct hwt_session *s, const char *terms, char *err, size_t errlen)
 {
+	char model[512] = "";
+	size_t mlen = 0;
 	uint64_t cfg = OPT_TS, evfilt = 0, minlat = 0, period = SPE_DEFAULT_PERIOD;
 	char *copy = strdup(terms ? terms : "");
 	if (!copy)
@@ -104,6 +114,16 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 		} else if (!strcmp(t, "event_filter")) {
 			known = 1;
 			bad = term_value(v, UINT64_MAX, &evfilt);
+		} else {
+			for (size_t i = 0; i < sizeof(model_terms) / sizeof(model_terms[0]); i++)
+				known |= !strcmp(t, model_terms[i]);
+			if (known) {
+				int k =
+				    snprintf(model + mlen, sizeof(model) - mlen, ",%s=%s", t, v);
+				bad = !eq || !*v || k < 0 || (size_t)k >= sizeof(model) - mlen;
+				if (!bad)
+					mlen += (size_t)k;
+			}
 		}
 		if (!known || bad) {
 			snprintf(err, errlen,
@@ -111,7 +131,9 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 				       : "arm_spe (emulated): unknown term '%s' (known: period, "
 					 "ts_enable, jitter, load_filter, store_filter, "
 					 "branch_filter, min_latency, event_filter, pa_enable, "
-					 "pct_enable)",
+					 "pct_enable, and the cache model's line_size, l1_size, "
+					 "l1_ways, l1_lat, llc_size, llc_ways, llc_lat, mem_lat, "
+					 "tlb_entries, tlb_ways, page_size, tlb_walk)",
 				 t);
 			free(copy);
 			return HWT_ERR_INVALID;
@@ -127,10 +149,10 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 	snprintf(p->what, sizeof(p->what), "arm_spe");
 	snprintf(p->extra, sizeof(p->extra),
 		 "spe=1,spe_period=%llu,spe_jitter=%d,spe_ld=%d,spe_st=%d,spe_br=%d,"
-		 "spe_minlat=%llu,spe_evfilt=%llu,spe_ts=%d",
+		 "spe_minlat=%llu,spe_evfilt=%llu,spe_ts=%d%s",
 		 (unsigned long long)period, !!(cfg & OPT_JITTER), !!(cfg & OPT_LOAD),
 		 !!(cfg & OPT_STORE), !!(cfg & OPT_BRANCH), (unsigned long long)minlat,
-		 (unsigned long long)(evfilt & 0xffffffffu), !!(cfg & OPT_TS));
+		 (unsigned long long)(evfilt & 0xffffffffu), !!(cfg & OPT_TS), model);
 	hwt_session_set_unit_priv(s, p);
 	struct perf_event_attr *a = hwt_session_attr(s);
 	hwt_perf_attr_intel_pt(a, SPE_PMU_TYPE, cfg);
