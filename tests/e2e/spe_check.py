@@ -13,6 +13,13 @@ with the emulator's truth (the operations the unit sampled, as it saw them).
       samples from the truth's event bits.
   spe_check.py hwt TRUTH HWT_SCRIPT_TSV
       HWT_SCRIPT_TSV: tid, pc, op, addr, total, issue, xlat, events per line.
+  spe_check.py script TRUTH HWT_SCRIPT_TSV
+      hwt script --format tsv: tid ip addr weight data_src op ...; expected:
+      ip = pc, addr = data address or branch target, weight = total latency,
+      data_src = perf's union perf_mem_data_src for SPE events on CPUs
+      without a data source packet (linux/perf_event.h: op load/store, level
+      L3 when an LLC event is set else L1, hit/miss, TLB walker hit/miss),
+      op = load, store, branch or other.
   spe_check.py model TRUTH LO HI MIN_FRACTION BIT [clear]
       of the truth's loads with addresses in [LO, HI): the fraction with event
       bit BIT set (clear: not set) must be >= MIN_FRACTION.
@@ -101,6 +108,42 @@ def expect_hwt(r):
     return (r["pc"], r["op"], r["addr"], r["tot"], r["issue"], r["xlat"], r["ev"])
 
 
+def data_src(r):
+    if r["op"] not in ("ld", "st"):
+        return 0
+    ev = r["ev"]
+    v = 0x02 if r["op"] == "ld" else 0x04
+    if ev & 0x300:
+        lvl = 0x40 | (0x04 if ev & 0x200 else 0x02)
+    elif ev & 0x0c:
+        lvl = 0x08 | (0x04 if ev & 0x08 else 0x02)
+    else:
+        lvl = 0
+    if ev & 0x400:
+        lvl |= 0x800
+    tlb = 0
+    if ev & 0x30:
+        tlb = 0x20 | (0x04 if ev & 0x20 else 0x02)
+    return v | lvl << 5 | tlb << 26
+
+
+def script(path):
+    recs = defaultdict(list)
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if len(f) < 6 or not f[0].isdigit():
+            continue
+        recs[int(f[0])].append((int(f[1], 16), int(f[2], 16), int(f[3]), int(f[4], 16), f[5]))
+    return recs
+
+
+OPS = {"ld": "load", "st": "store", "b": "branch", "bcond": "branch", "bind": "branch"}
+
+
+def expect_script(r):
+    return (r["pc"], r["addr"], r["tot"], data_src(r), OPS.get(r["op"], "other"))
+
+
 def main():
     mode = sys.argv[1]
     if mode == "model":
@@ -119,6 +162,8 @@ def main():
     t = truth(sys.argv[2])
     if mode == "perf":
         msg = compare(t, perf(sys.argv[3]), expect_perf)
+    elif mode == "script":
+        msg = compare(t, script(sys.argv[3]), expect_script)
     else:
         msg = compare(t, hwt(sys.argv[3]), expect_hwt)
     print(msg)

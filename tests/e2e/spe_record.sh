@@ -12,6 +12,8 @@
 #   - hwt's own decoder (lib/spe through the recording decoder,
 #     tests/e2e/spe_samples.c): per thread pc, operation, address, total /
 #     issue / translation latency and all event bits, no gap;
+#   - hwt script --format tsv: per thread pc, address, latency, data source
+#     (perf's encoding of the events) and operation;
 # the program's stdout and exit status equal those of an untraced run.
 # Also: the terms (filters, min_latency, jitter, ts_enable=0), hwt dump,
 # and the cache model on programs with known behaviour (memwalk: a random
@@ -97,8 +99,17 @@ check() {
 		fail "$name" "hwt's decoder differs from the truth: $hm"
 		return
 	fi
-	pass "$name (${pm#ok }; perf and hwt equal the truth)"
-	[ "${KEEP:-}" ] || rm -rf "$d/ps" "$d/hs" "$d/perf.data"
+	if ! "$HWT" script --format tsv "$d/perf.data" >"$d/st" 2>"$d/st.err"; then
+		fail "$name" "hwt script failed: $(head -c 300 "$d/st.err")"
+		return
+	fi
+	hm=$($CHECK script "$d/truth" "$d/st")
+	if [[ "$hm" != ok* ]]; then
+		fail "$name" "hwt script differs from the truth: $hm"
+		return
+	fi
+	pass "$name (${pm#ok }; perf script, hwt's decoder and hwt script equal the truth)"
+	[ "${KEEP:-}" ] || rm -rf "$d/ps" "$d/hs" "$d/st" "$d/perf.data"
 }
 
 check spe_rec_memwalk arm_spe "$T/memwalk" walk 300000
