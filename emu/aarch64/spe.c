@@ -70,6 +70,7 @@ enum {
 	A64_EXIT = 93,
 	A64_MMAP = 222,
 	A64_MPROTECT = 226,
+	A64_BRK = 214,
 };
 
 /* instruction kinds */
@@ -131,6 +132,7 @@ struct spe_thr {
 static struct emu_thr *thr_by_vcpu[EMU_MAX_VCPUS];
 static struct spe_thr *spe_by_vcpu[EMU_MAX_VCPUS];
 static const struct spe_tb *prev_by_vcpu[EMU_MAX_VCPUS];
+static uint64_t brk_start, brk_end; /* the heap, for data mappings */
 static volatile pid_t clone_ptid;
 static volatile uint64_t clone_tsc;
 static int first_thread_done;
@@ -715,8 +717,17 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 				child_after_fork(t);
 		}
 		break;
-	case A64_MMAP:
-		if (ret > 0 && (uint64_t)ret < (uint64_t)-4096 && (t->sys_args[2] & PROT_EXEC)) {
+	case A64_BRK: /* the heap grows: a data mapping "[heap]" (data objects) */
+		if (!brk_start) {
+			brk_start = brk_end = (uint64_t)ret;
+		} else if ((uint64_t)ret > brk_end) {
+			brk_end = (uint64_t)ret;
+			emu_sb_mmap(t, brk_start, brk_end - brk_start, 0, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, "[heap]", -1);
+		}
+		break;
+	case A64_MMAP: /* code and data mappings (data: for the samples' objects) */
+		if (ret > 0 && (uint64_t)ret < (uint64_t)-4096) {
 			int fd = (int)t->sys_args[4];
 			char path[4096] = "//anon";
 			if (!(t->sys_args[3] & MAP_ANONYMOUS) && fd >= 0) {
@@ -726,6 +737,8 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 				path[n > 0 ? n : 0] = 0;
 			} else {
 				fd = -1;
+				if (t->sys_args[3] & MAP_STACK)
+					snprintf(path, sizeof(path), "[stack]");
 			}
 			emu_sb_mmap(t, (uint64_t)ret, t->sys_args[1], fd >= 0 ? t->sys_args[5] : 0,
 				    (int)t->sys_args[2], (int)t->sys_args[3], path, fd);
