@@ -142,15 +142,18 @@ static int array_touch(struct cm_array *a, uint64_t addr)
 	uint64_t blk = addr >> a->shift;
 	uint64_t tag = blk + 1;
 	uint64_t *set = a->tags + (size_t)(blk & a->set_mask) * a->ways;
+	if (set[0] == tag) /* the most recently used: nothing moves */
+		return 1;
 	uint32_t w = a->ways;
 	uint32_t i;
-	for (i = 0; i < w; i++)
+	for (i = 1; i < w; i++)
 		if (set[i] == tag)
 			break;
 	int hit = i < w;
 	if (!hit)
 		i = w - 1; /* the LRU way (or an empty one at the end) */
-	memmove(set + 1, set, i * sizeof(uint64_t));
+	for (; i > 0; i--) /* short: a few ways */
+		set[i] = set[i - 1];
 	set[0] = tag;
 	return hit;
 }

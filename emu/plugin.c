@@ -86,7 +86,8 @@ static int is_handler(uint64_t ip)
 static struct emu_thr *thr_get(unsigned vcpu);
 struct emu_thr *emu_thr_of(unsigned vcpu)
 {
-	return thr_get(vcpu);
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	return __builtin_expect(t != NULL, 1) ? t : thr_get(vcpu);
 }
 
 static struct emu_thr *thr_get(unsigned vcpu)

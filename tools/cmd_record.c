@@ -64,7 +64,7 @@ static const char usage_text[] =
     "  --filter SPEC   address filters: 'filter|start|stop|tracestop ADDR|SYM[/SIZE]\n"
     "                  [@FILE]', comma separated\n"
     "  --truth FILE    emulated unit: write the ground truth to FILE (branches;\n"
-    "                  sampled operations for arm_spe and PEBS)\n"
+    "                  mem-loads/mem-stores/arm_spe: the sampled operations)\n"
     "  --flight-recorder[=SIZE]  keep only the newest SIZE (default 256K) of each\n"
     "                  thread's trace (snapshot mode); when the program dies of\n"
     "                  SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, print which thread\n"

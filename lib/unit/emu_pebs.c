@@ -79,6 +79,13 @@ static int configure_common(struct hwt_session *s, const char *terms, int stores
 			    size_t errlen)
 {
 	const char *ev = stores ? "mem-stores" : "mem-loads";
+	if (hwt_session_config(s)->snapshot) {
+		snprintf(err, errlen,
+			 "%s (emulated): samples have no snapshot mode (drop -S / "
+			 "--flight-recorder)",
+			 ev);
+		return HWT_ERR_INVALID;
+	}
 	unsigned long long ldlat = 30, period = 1000;
 	char model[1024] = "";
 	size_t mlen = 0;
