@@ -17,7 +17,7 @@
 # the program's stdout and exit status equal those of an untraced run.
 # Also: the terms (filters, min_latency, jitter, ts_enable=0), hwt dump,
 # and the cache model on programs with known behaviour (memwalk: a random
-# walk over 64 MiB misses the LLC on >= 90% of its sampled loads, a loop
+# walk over 256 MiB misses the LLC on >= 90% of its sampled loads, a loop
 # over 16 KiB hits L1D on >= 95%).
 set -u
 . "$(dirname "$0")/lib.bash"

@@ -1,45 +1,26 @@
 /* Memory access patterns with known cache behaviour (the emulated SPE's
- * tests): "walk N" follows a random cyclic permutation over 64 MiB (every
- * load misses any cache), "loop N" sums a 16 KiB buffer N times (every load
- * hits L1D after the first pass), "threads" runs a walk and a loop in two
- * threads each.  The data range goes to stderr as "range LO HI". */
+ * tests): "walk N" loads N words of a 256 MiB buffer in a pseudo-random
+ * order (a full-period LCG over the word indexes: nearly every load misses
+ * any cache), "loop N" sums a 16 KiB buffer N times (every load hits L1D
+ * after the first pass), "threads N" runs a walk over 16 MiB and a loop in
+ * two threads each.  The data range goes to stderr as "range LO HI". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BIG (64u << 20)
+#define BIG (256u << 20)
 #define SMALL (16u << 10)
 
-static unsigned long walk(unsigned long *v, size_t n, long steps)
+static unsigned long walk(const unsigned long *v, size_t n, long steps)
 {
 	size_t i = 0;
 	unsigned long sum = 0;
-	while (steps-- > 0) {
-		i = v[i];
-		sum += i;
+	while (steps-- > 0) { /* n is a power of two: the LCG visits every index */
+		i = (i * 6364136223846793005ul + 1442695040888963407ul) & (n - 1);
+		sum += v[i];
 	}
 	return sum;
-}
-
-static unsigned long *make_cycle(size_t n)
-{
-	unsigned long *v = malloc(n * sizeof(*v));
-	size_t *perm = malloc(n * sizeof(*perm));
-	if (!v || !perm)
-		exit(1);
-	for (size_t i = 0; i < n; i++)
-		perm[i] = i;
-	unsigned long r = 88172645463325252ul;
-	for (size_t i = n - 1; i > 0; i--) { /* Fisher-Yates with xorshift */
-		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
-		size_t j = r % (i + 1), t = perm[i];
-		perm[i] = perm[j], perm[j] = t;
-	}
-	for (size_t i = 0; i < n; i++)
-		v[perm[i]] = perm[(i + 1) % n];
-	free(perm);
-	return v;
 }
 
 static unsigned long loop(const unsigned long *v, size_t n, long reps)
@@ -54,7 +35,9 @@ static unsigned long loop(const unsigned long *v, size_t n, long reps)
 static void *thr_walk(void *a)
 {
 	size_t n = (16u << 20) / sizeof(unsigned long);
-	unsigned long *v = make_cycle(n);
+	unsigned long *v = calloc(n, sizeof(*v));
+	if (!v)
+		return NULL;
 	unsigned long s = walk(v, n, (long)a);
 	free(v);
 	return (void *)s;
@@ -74,7 +57,9 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 200000;
 	if (!strcmp(mode, "walk")) {
 		size_t cnt = BIG / sizeof(unsigned long);
-		unsigned long *v = make_cycle(cnt);
+		unsigned long *v = calloc(cnt, sizeof(*v));
+		if (!v)
+			return 1;
 		fprintf(stderr, "range %p %p\n", (void *)v, (void *)(v + cnt));
 		printf("walk: %lu\n", walk(v, cnt, n));
 	} else if (!strcmp(mode, "loop")) {
