@@ -341,6 +341,26 @@ static int decode(const char *path, int mem, unsigned flags, struct got *g,
 	return rc;
 }
 
+/* A per-thread recording of thread 100 running code whose trace is e,
+ * in one AUXTRACE chunk (split 0) or two cut at split. */
+static int write_split(const char *data, const char *code, const struct enc *e, size_t split)
+{
+	struct hwt_perf_writer *w = writer(data, 0, HWT_PERF_AUXTRACE_INTEL_PT);
+	CHECK(w != NULL);
+	if (!w)
+		return 0;
+	proc_start(w, 100, code, (uint32_t)-1);
+	if (!split) {
+		aux(w, 0, 100, (uint32_t)-1, 0, e->buf, e->n);
+	} else {
+		aux(w, 0, 100, (uint32_t)-1, 0, e->buf, split);
+		aux(w, 0, 100, (uint32_t)-1, split, e->buf + split, e->n - split);
+	}
+	CHECK_EQ(hwt_perf_writer_finish(w), 0);
+	hwt_perf_writer_free(w);
+	return 1;
+}
+
 /* ---- cases ---- */
 static void t_per_thread(void)
 {
@@ -354,19 +374,8 @@ static void t_per_thread(void)
 	struct hwt_decoder_info info;
 	/* split 0: one chunk; else two chunks cut at split */
 	for (size_t split = 0; split < e.n && !t_case_failed; split++) {
-		struct hwt_perf_writer *w = writer(data, 0, HWT_PERF_AUXTRACE_INTEL_PT);
-		CHECK(w != NULL);
-		if (!w)
+		if (!write_split(data, code, &e, split))
 			return;
-		proc_start(w, 100, code, (uint32_t)-1);
-		if (!split) {
-			aux(w, 0, 100, (uint32_t)-1, 0, e.buf, e.n);
-		} else {
-			aux(w, 0, 100, (uint32_t)-1, 0, e.buf, split);
-			aux(w, 0, 100, (uint32_t)-1, split, e.buf + split, e.n - split);
-		}
-		CHECK_EQ(hwt_perf_writer_finish(w), 0);
-		hwt_perf_writer_free(w);
 		for (int mem = 0; mem < 2; mem++)
 			for (int raw = 0; raw < 2; raw++) {
 				int rc = decode(data, mem, raw ? HWT_DEC_WANT_RAW : 0, &g, &info,
@@ -662,19 +671,8 @@ static void t_psb_run(void)
 	struct got g;
 	struct hwt_decoder_info info;
 	for (size_t split = 0; split < e.n && !t_case_failed; split++) {
-		struct hwt_perf_writer *w = writer(data, 0, HWT_PERF_AUXTRACE_INTEL_PT);
-		CHECK(w != NULL);
-		if (!w)
+		if (!write_split(data, code, &e, split))
 			return;
-		proc_start(w, 100, code, (uint32_t)-1);
-		if (!split) {
-			aux(w, 0, 100, (uint32_t)-1, 0, e.buf, e.n);
-		} else {
-			aux(w, 0, 100, (uint32_t)-1, 0, e.buf, split);
-			aux(w, 0, 100, (uint32_t)-1, split, e.buf + split, e.n - split);
-		}
-		CHECK_EQ(hwt_perf_writer_finish(w), 0);
-		hwt_perf_writer_free(w);
 		for (int raw = 0; raw < 2; raw++) {
 			int rc = decode(data, 1, raw ? HWT_DEC_WANT_RAW : 0, &g, &info, err,
 					sizeof(err));
