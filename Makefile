@@ -111,6 +111,8 @@ $(ETM_PLUGIN): $(ETM_EMU_SRCS:%.c=$(EMU_OBJ)/%.o) $(EMU_LIB_OBJS) emu/plugin.map
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA) tests/unit/t.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS_LIB) -lipt
+# unit tests of plugin code include its .c file
+$(BUILD)/tests/test_cache_model: emu/cache_model.c emu/cache_model.h
 
 $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)

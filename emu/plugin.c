@@ -83,6 +83,13 @@ static int is_handler(uint64_t ip)
 	return 0;
 }
 
+static struct emu_thr *thr_get(unsigned vcpu);
+struct emu_thr *emu_thr_of(unsigned vcpu)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	return __builtin_expect(t != NULL, 1) ? t : thr_get(vcpu);
+}
+
 static struct emu_thr *thr_get(unsigned vcpu)
 {
 	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
@@ -254,6 +261,11 @@ static void tb_exec(unsigned vcpu, void *udata)
 		if (!t)
 			return;
 	}
+	if (emu.pebs) { /* sampling: only the clock (the samples: pebs.c) */
+		t->prev = cur;
+		t->icount += cur->n;
+		return;
+	}
 	struct ptgen *g = &t->g;
 	const struct emu_tb *p = t->prev;
 	t->prev = cur;
@@ -386,6 +398,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		e->cls = EMU_OTHER;
 	}
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, e);
+	if (emu.pebs)
+		pebs_tb_trans(tb, e);
 }
 
 static void child_after_fork(struct emu_thr *parent)
@@ -418,7 +432,7 @@ static void child_after_fork(struct emu_thr *parent)
 	btg_init(&t->b);
 	emu_thr_start_records(t, 1);
 	/* Resume like the parent: after the syscall, user mode comes back. */
-	if (!emu.bts)
+	if (!emu.bts && !emu.pebs)
 		ptg_begin(&t->g);
 	t->prev = prev;
 	thr_by_vcpu[vcpu] = t;
@@ -526,6 +540,8 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 		break;
 	}
 	t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL; /* a fork replaced it */
+	if (t && emu.pebs)
+		pebs_syscall_ret(t, num, ret);
 	if (t)
 		emu_box_sync(t);
 }
@@ -651,14 +667,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		}
 		*eq = 0;
 		const char *k = argv[i], *v = eq + 1;
+		int pa;
 		unsigned long long n = strtoull(v, NULL, 0);
 		if (!strcmp(k, "dir"))
 			snprintf(emu.dir, sizeof(emu.dir), "%s", v);
 		else if (!strcmp(k, "fd"))
 			emu.announce_fd = (int)n;
-		else if (!strcmp(k, "fmt") && (!strcmp(v, "pt") || !strcmp(v, "bts")))
+		else if (!strcmp(k, "fmt") &&
+			 (!strcmp(v, "pt") || !strcmp(v, "bts") || !strcmp(v, "pebs"))) {
 			emu.bts = !strcmp(v, "bts");
-		else if (!strcmp(k, "raw"))
+			emu.pebs = !strcmp(v, "pebs");
+		} else if ((pa = pebs_arg(k, v)) != 0) {
+			if (pa < 0) /* pebs.c said what */
+				return -1;
+		} else if (!strcmp(k, "raw"))
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
 		else if (!strcmp(k, "truth"))
 			snprintf(emu.truth, sizeof(emu.truth), "%s", v);
@@ -718,6 +740,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		}
 		emu.ptg.mtc = 0; /* the PT generator writes nothing */
 		emu.ptg.tsc = 0;
+	}
+	if (emu.pebs) {
+		if (emu.nfilt) {
+			fprintf(stderr, "hwt-pt-plugin: fmt=pebs has no address filters\n");
+			return -1;
+		}
+		emu.ptg.mtc = 0;
+		emu.ptg.tsc = 0;
+		if (pebs_setup() < 0)
+			return -1;
 	}
 	/* one warning about exec() for the whole process tree (forks share it) */
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

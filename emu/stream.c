@@ -126,6 +126,18 @@ static void put_record(struct emu_thr *t, const void *fixed, size_t fixed_len, c
 	put_record_id(t, fixed, fixed_len, str, trace ? emu.sample_id : emu.sb_id);
 }
 
+void emu_put_sample(struct emu_thr *t, const void *rec, size_t len)
+{
+	const struct perf_event_header *h = rec;
+	if (!t->have_ring || len != h->size)
+		return;
+	while (hwt_ring_write_record(&t->ring, h) == HWT_ERR_AGAIN) {
+		if (emu.snapshot && t->ring.data_size < len)
+			return;
+		nap(t);
+	}
+}
+
 static void announce(const char *line)
 {
 	if (emu.announce_fd >= 0)
@@ -221,6 +233,8 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 
 void emu_thr_free(struct emu_thr *t)
 {
+	if (t->unit && t->unit_free)
+		t->unit_free(t->unit);
 	if (!t->box) {
 		free(t->buf);
 		free(t->tbuf);
