@@ -5,9 +5,11 @@
  * ID registers).  Each AUX queue gets its own OpenCSD decode tree
  * (tree.c) at its first chunk: CoreSight frames (every source) or, when
  * the recording's AUX records carry PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW
- * (0x100; ETE/TRBE), raw bytes of the queue's CPU's source.  An AUX
- * record not seen yet at the first chunk: raw if the chunk starts with an
- * A-sync, frames otherwise.  Chunks are fed as they come, in one stream
+ * (0x100; ETE/TRBE), raw bytes of the queue's CPU's source.  The AUX
+ * record of a chunk may come after it (hwt writes it so): until the
+ * first AUX record, chunks are held (copied); without any, a queue's
+ * trace is raw if it starts with an A-sync, frames otherwise.  Chunks are
+ * then fed as they come, in one stream
  * per queue (memory: what OpenCSD holds), code read through the thread's
  * process image.  Elements become the flow of one thread per trace ID
  * (flow.c): per-thread queues belong to their thread; per-CPU queues
@@ -38,7 +40,9 @@ struct etm_queue {
 	struct hwt_process *proc;    /* whose image the code comes from */
 	uint64_t gen, epoch;
 	const struct hwt_image *img;
-	uint8_t cur_id;
+	uint8_t *held; /* chunks before the first AUX record */
+	size_t nheld, capheld;
+	uint64_t held_off;
 	size_t cursor; /* hwt_dec_cpu_tid_at */
 	struct etm_queue *next;
 };
@@ -64,19 +68,6 @@ static int etm_create(struct hwt_decoder *dec, const uint64_t *priv, size_t npri
 	}
 	s->dec = dec;
 	*state = s;
-	return 0;
-}
-
-static int etm_record(void *state, const struct hwt_perf_record *rec)
-{
-	struct etm_state *s = state;
-	if (rec->type == PERF_RECORD_AUX && rec->size >= sizeof(struct hwt_perf_rec_aux)) {
-		struct hwt_perf_rec_aux a;
-		memcpy(&a, rec->hdr, sizeof(a));
-		if (!s->seen_aux)
-			s->raw = !!(a.flags & AUX_FLAG_RAW);
-		s->seen_aux = 1;
-	}
 	return 0;
 }
 
@@ -165,23 +156,13 @@ static int starts_with_async(const uint8_t *d, size_t n)
 	return 1;
 }
 
-static struct etm_queue *queue_new(struct etm_state *s, struct hwt_dec_queue *q,
-				   const uint8_t *data, size_t size)
+static struct etm_queue *queue_new(struct etm_state *s, struct hwt_dec_queue *q)
 {
 	struct etm_queue *eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return NULL;
 	eq->s = s;
 	eq->q = q;
-	int raw = s->seen_aux ? s->raw : starts_with_async(data, size);
-	const struct etm_src *src = etm_meta_cpu(&s->meta, q->cpu);
-	if (!src)
-		src = &s->meta.src[0];
-	struct etm_tree_cbs cbs = {.arg = eq, .elem = on_elem, .fatal = on_fatal, .mem = on_mem};
-	if (etm_tree_alloc(&eq->tree, &s->meta, !raw, src, &cbs)) {
-		free(eq);
-		return NULL;
-	}
 	eq->next = s->queues;
 	s->queues = eq;
 	return eq;
@@ -195,6 +176,7 @@ static void queue_free(struct etm_state *s, struct etm_queue *eq)
 			break;
 		}
 	etm_tree_free(eq->tree);
+	free(eq->held);
 	for (int i = 0; i < 128; i++)
 		free(eq->flows[i]);
 	free(eq);
@@ -213,7 +195,7 @@ static void update_image(struct etm_state *s, struct etm_queue *eq)
 	uint64_t epoch = hwt_dec_process_epoch(s->dec);
 	uint64_t gen = p ? hwt_process_generation(p) : 0;
 	if (p != eq->proc || gen != eq->gen || epoch != eq->epoch) {
-		if (eq->proc || eq->img)
+		if (eq->tree && (eq->proc || eq->img))
 			etm_tree_mem_changed(eq->tree);
 		eq->proc = p;
 		eq->gen = gen;
@@ -222,17 +204,88 @@ static void update_image(struct etm_state *s, struct etm_queue *eq)
 	}
 }
 
+/* The queue's tree, in the format the recording says (or its data
+ * suggests): 0, or HWT_ERR_NOMEM / HWT_ERR_BAD_CONFIG. */
+static int tree_start(struct etm_state *s, struct etm_queue *eq, const uint8_t *data, size_t size)
+{
+	int raw = s->seen_aux ? s->raw : starts_with_async(data, size);
+	const struct etm_src *src = etm_meta_cpu(&s->meta, eq->q->cpu);
+	if (!src)
+		src = &s->meta.src[0];
+	struct etm_tree_cbs cbs = {.arg = eq, .elem = on_elem, .fatal = on_fatal, .mem = on_mem};
+	int err = etm_tree_alloc(&eq->tree, &s->meta, !raw, src, &cbs);
+	if (err)
+		hwt_dec_set_err(s->dec, "OpenCSD refused the ETM decoder setup of the recording's "
+					"cs_etm AUXTRACE_INFO (%s)",
+				hwt_errstr(err));
+	eq->proc = NULL;
+	eq->img = NULL;
+	update_image(s, eq);
+	return err;
+}
+
+/* Decode the held chunks (the format is known now, or never will be). */
+static int release(struct etm_state *s, struct etm_queue *eq)
+{
+	if (eq->tree)
+		return 0;
+	int err = tree_start(s, eq, eq->held, eq->nheld);
+	if (!err && eq->nheld)
+		err = etm_tree_feed(eq->tree, eq->held, eq->nheld, eq->held_off);
+	free(eq->held);
+	eq->held = NULL;
+	eq->nheld = eq->capheld = 0;
+	return err;
+}
+
+static int etm_record(void *state, const struct hwt_perf_record *rec)
+{
+	struct etm_state *s = state;
+	if (rec->type != PERF_RECORD_AUX || rec->size < sizeof(struct hwt_perf_rec_aux))
+		return 0;
+	struct hwt_perf_rec_aux a;
+	memcpy(&a, rec->hdr, sizeof(a));
+	if (s->seen_aux)
+		return 0;
+	s->raw = !!(a.flags & AUX_FLAG_RAW);
+	s->seen_aux = 1;
+	for (struct etm_queue *eq = s->queues; eq; eq = eq->next) {
+		int err = release(s, eq);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int etm_chunk(void *state, struct hwt_dec_queue *q, const uint8_t *data, size_t size,
 		     uint64_t offset)
 {
 	struct etm_state *s = state;
 	struct etm_queue *eq = q->fmt;
 	if (!eq) {
-		eq = queue_new(s, q, data, size);
+		eq = queue_new(s, q);
 		if (!eq)
 			return HWT_ERR_NOMEM;
 		q->fmt = eq;
 	}
+	if (!eq->tree && !s->seen_aux) { /* hold it (one stream: offsets follow on) */
+		if (!eq->nheld)
+			eq->held_off = offset;
+		if (eq->nheld + size > eq->capheld) {
+			size_t nc = (eq->nheld + size) * 2;
+			uint8_t *nb = realloc(eq->held, nc);
+			if (!nb)
+				return HWT_ERR_NOMEM;
+			eq->held = nb;
+			eq->capheld = nc;
+		}
+		memcpy(eq->held + eq->nheld, data, size);
+		eq->nheld += size;
+		return 0;
+	}
+	int err = release(s, eq);
+	if (err)
+		return err;
 	update_image(s, eq);
 	return etm_tree_feed(eq->tree, data, size, offset);
 }
@@ -243,11 +296,14 @@ static int etm_flush(void *state, struct hwt_dec_queue *q)
 	struct etm_queue *eq = q->fmt;
 	if (!eq)
 		return 0;
-	update_image(s, eq);
-	etm_tree_eot(eq->tree);
+	int err = release(s, eq);
+	if (!err) {
+		update_image(s, eq);
+		etm_tree_eot(eq->tree);
+	}
 	queue_free(s, eq);
 	q->fmt = NULL;
-	return 0;
+	return err;
 }
 
 static void etm_free(void *state)

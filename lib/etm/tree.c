@@ -35,6 +35,7 @@ struct etm_tree {
 	struct etm_tree_cbs cbs;
 	int formatted;
 	uint64_t pos; /* bytes fed so far */
+	uint64_t hi;  /* during a feed: the end of the bytes being fed */
 	struct mark marks[NMARK];
 	unsigned nmarks, mhead;
 	uint8_t part[16]; /* a partial frame */
@@ -56,8 +57,8 @@ static uint64_t pos_to_off(const struct etm_tree *t, uint64_t pos)
  * behind the bytes fed). */
 static uint64_t idx_to_off(const struct etm_tree *t, ocsd_trc_index_t idx)
 {
-	uint32_t behind = (uint32_t)t->pos - (uint32_t)idx;
-	uint64_t pos = behind <= t->pos ? t->pos - behind : 0;
+	uint32_t behind = (uint32_t)t->hi - (uint32_t)idx;
+	uint64_t pos = behind <= t->hi ? t->hi - behind : 0;
 	return pos_to_off(t, pos);
 }
 
@@ -170,6 +171,7 @@ static void feed(struct etm_tree *t, const uint8_t *data, size_t size)
 		if (n > 0x10000000)
 			n = 0x10000000;
 		uint32_t used = 0;
+		t->hi = t->pos + n;
 		ocsd_datapath_resp_t r = ocsd_dt_process_data(
 		    t->h, OCSD_OP_DATA, (ocsd_trc_index_t)t->pos, (uint32_t)n, data + done, &used);
 		if (used > n)
@@ -186,6 +188,7 @@ static void feed(struct etm_tree *t, const uint8_t *data, size_t size)
 			used = (uint32_t)n; /* (OpenCSD took nothing: do not spin) */
 		}
 		t->pos += used;
+		t->hi = t->pos;
 		done += used;
 	}
 }
