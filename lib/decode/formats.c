@@ -9,7 +9,7 @@
 
 extern const struct hwt_decoder_ops hwt_decoder_intel_pt;  /* pt.c */
 extern const struct hwt_decoder_ops hwt_decoder_intel_bts; /* lib/bts/decode.c */
-extern const struct hwt_decoder_ops hwt_decoder_cs_etm;    /* lib/etm/decode.c */
+extern const struct hwt_decoder_ops hwt_decoder_cs_etm;	   /* lib/etm/decode.c */
 
 static const struct hwt_decoder_ops *const formats[] = {
     &hwt_decoder_intel_pt,

@@ -131,7 +131,8 @@ static void on_fatal(void *arg, uint64_t off)
 		}
 	if (!any) {
 		struct hwt_dec_thread *t =
-		    eq->q->per_cpu ? NULL : hwt_dec_thread_get(eq->s->dec, eq->q->tid, (uint32_t)-1);
+		    eq->q->per_cpu ? NULL
+				   : hwt_dec_thread_get(eq->s->dec, eq->q->tid, (uint32_t)-1);
 		hwt_dec_emit_gap(eq->s->dec, t, off, 0, HWT_ERR_BAD_PACKET);
 	}
 }
@@ -215,8 +216,9 @@ static int tree_start(struct etm_state *s, struct etm_queue *eq, const uint8_t *
 	struct etm_tree_cbs cbs = {.arg = eq, .elem = on_elem, .fatal = on_fatal, .mem = on_mem};
 	int err = etm_tree_alloc(&eq->tree, &s->meta, !raw, src, &cbs);
 	if (err)
-		hwt_dec_set_err(s->dec, "OpenCSD refused the ETM decoder setup of the recording's "
-					"cs_etm AUXTRACE_INFO (%s)",
+		hwt_dec_set_err(s->dec,
+				"OpenCSD refused the ETM decoder setup of the recording's "
+				"cs_etm AUXTRACE_INFO (%s)",
 				hwt_errstr(err));
 	eq->proc = NULL;
 	eq->img = NULL;

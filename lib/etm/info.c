@@ -22,8 +22,8 @@ int etm_meta_parse(const uint64_t *w, size_t n, struct etm_meta *m, char *err, s
 {
 	memset(m, 0, sizeof(*m));
 	if (n < 3) {
-		snprintf(err, errlen, "the cs_etm AUXTRACE_INFO has %zu words (at least 3 expected)",
-			 n);
+		snprintf(err, errlen,
+			 "the cs_etm AUXTRACE_INFO has %zu words (at least 3 expected)", n);
 		return HWT_ERR_BAD_CONFIG;
 	}
 	m->version = w[0];

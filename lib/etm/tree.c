@@ -38,7 +38,9 @@ struct etm_tree {
 	uint64_t hi;  /* during a feed: the end of the bytes being fed */
 	struct mark marks[NMARK];
 	unsigned nmarks, mhead;
-	uint8_t part[16]; /* a partial frame */
+	uint8_t known[128]; /* trace IDs of the sources (and 0, the null ID) */
+	uint8_t cur_id;	    /* the frames' current ID (0: none yet) */
+	uint8_t part[16];   /* a partial frame */
 	size_t npart;
 	uint64_t part_off;
 };
@@ -123,6 +125,9 @@ int etm_tree_alloc(struct etm_tree **out, const struct etm_meta *m, int formatte
 		return HWT_ERR_NOMEM;
 	t->cbs = *cbs;
 	t->formatted = formatted;
+	t->known[0] = 1;
+	for (size_t i = 0; i < m->nsrc; i++)
+		t->known[m->src[i].regs.trace_id & 0x7f] = 1;
 	t->h = ocsd_create_dcd_tree(formatted ? OCSD_TRC_SRC_FRAME_FORMATTED : OCSD_TRC_SRC_SINGLE,
 				    formatted ? OCSD_DFRMTR_FRAME_MEM_ALIGN : 0);
 	if (t->h == C_API_INVALID_TREE_HANDLE) {
@@ -193,6 +198,61 @@ static void feed(struct etm_tree *t, const uint8_t *data, size_t size)
 	}
 }
 
+/* Frame f's ID bytes: 0 if all name known IDs (t->cur_id follows them),
+ * else 1 and f repaired in fix. */
+static int frame_check(struct etm_tree *t, const uint8_t *f, uint8_t *fix)
+{
+	int bad = 0;
+	for (int i = 0; i < 15; i += 2) {
+		if (!(f[i] & 1))
+			continue;
+		uint8_t id = f[i] >> 1;
+		if (t->known[id]) {
+			if (id)
+				t->cur_id = id;
+			continue;
+		}
+		if (!bad)
+			memcpy(fix, f, 16);
+		bad = 1;
+		fix[i] = (uint8_t)((t->cur_id << 1) | 1);
+	}
+	return bad;
+}
+
+static void mark(struct etm_tree *t, uint64_t off)
+{
+	struct mark *m = &t->marks[t->mhead];
+	m->pos = t->pos;
+	m->off = off;
+	t->mhead = (t->mhead + 1) % NMARK;
+	if (t->nmarks < NMARK)
+		t->nmarks++;
+}
+
+/* Whole frames at off: checked, then fed. */
+static void feed_frames(struct etm_tree *t, const uint8_t *data, size_t size, uint64_t off)
+{
+	size_t start = 0;
+	uint8_t fix[16];
+	for (size_t i = 0; i + 16 <= size; i += 16) {
+		if (!frame_check(t, data + i, fix))
+			continue;
+		if (i > start) {
+			mark(t, off + start);
+			feed(t, data + start, i - start);
+		}
+		t->cbs.fatal(t->cbs.arg, off + i);
+		mark(t, off + i);
+		feed(t, fix, 16);
+		start = i + 16;
+	}
+	if (size > start) {
+		mark(t, off + start);
+		feed(t, data + start, size - start);
+	}
+}
+
 int etm_tree_feed(struct etm_tree *t, const uint8_t *data, size_t size, uint64_t off)
 {
 	if (t->formatted && t->npart) { /* complete the frame split at the last chunk */
@@ -205,22 +265,13 @@ int etm_tree_feed(struct etm_tree *t, const uint8_t *data, size_t size, uint64_t
 		if (t->npart < 16)
 			return 0;
 		t->npart = 0;
-		struct mark *m = &t->marks[t->mhead];
-		m->pos = t->pos;
-		m->off = t->part_off;
-		t->mhead = (t->mhead + 1) % NMARK;
-		if (t->nmarks < NMARK)
-			t->nmarks++;
-		feed(t, t->part, 16);
+		feed_frames(t, t->part, 16, t->part_off);
 	}
 	size_t whole = t->formatted ? size - size % 16 : size;
-	if (whole) {
-		struct mark *m = &t->marks[t->mhead];
-		m->pos = t->pos;
-		m->off = off;
-		t->mhead = (t->mhead + 1) % NMARK;
-		if (t->nmarks < NMARK)
-			t->nmarks++;
+	if (whole && t->formatted) {
+		feed_frames(t, data, whole, off);
+	} else if (whole) {
+		mark(t, off);
 		feed(t, data, whole);
 	}
 	if (size > whole) {
