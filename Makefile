@@ -26,7 +26,7 @@ CORPUS ?= $(abspath $(CURDIR)/../shared/corpus/libipt-ptt)
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Ilib -DHWT_VERSION='"$(VERSION)"'
-LDLIBS_LIB := -lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lpthread
+LDLIBS_LIB := -lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lcapstone -lpthread
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -165,7 +165,7 @@ $(BUILD)/hwt.pc: FORCE
 		'Version: $(VERSION)' \
 		'Requires.private: libelf libdw' \
 		'Libs: -L$${libdir} -lhwt' \
-		'Libs.private: -lZydis -lpthread' \
+		'Libs.private: -lZydis -lopencsd_c_api -lopencsd -lcapstone -lpthread' \
 		'Cflags: -I$${includedir}' >$@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 

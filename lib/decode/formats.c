@@ -9,10 +9,12 @@
 
 extern const struct hwt_decoder_ops hwt_decoder_intel_pt;  /* pt.c */
 extern const struct hwt_decoder_ops hwt_decoder_intel_bts; /* lib/bts/decode.c */
+extern const struct hwt_decoder_ops hwt_decoder_cs_etm;	   /* lib/etm/decode.c */
 
 static const struct hwt_decoder_ops *const formats[] = {
     &hwt_decoder_intel_pt,
     &hwt_decoder_intel_bts,
+    &hwt_decoder_cs_etm,
 };
 
 const struct hwt_decoder_ops *hwt_decoder_ops_find(uint32_t type)
