@@ -48,9 +48,10 @@ static const char usage_text[] =
     "                  mem-stores, dummy (sideband only); terms as perf's:\n"
     "                  intel_pt/tsc,mtc,mtc_period=3,cyc,cyc_thresh=N,psb_period=N,\n"
     "                  noretcomp,branch=0/u, mem-loads/ldlat=30/ (emulated PEBS)\n"
-    "  -c N            sample period of a sampling event (mem-loads, mem-stores)\n"
-    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts, mem-loads,\n"
-    "                  mem-stores) even if\n"
+    "  -c N            sample period of a sampling event (mem-loads, mem-stores,\n"
+    "                  arm_spe)\n"
+    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts, cs_etm,\n"
+    "                  arm_spe, mem-loads, mem-stores) even if\n"
     "                  hardware exists\n"
     "  --no-emulate    hardware only: fail if the trace unit is not present\n"
     "  -o FILE         output (default hwt.data; an existing one becomes FILE.old);\n"
@@ -63,7 +64,7 @@ static const char usage_text[] =
     "  --filter SPEC   address filters: 'filter|start|stop|tracestop ADDR|SYM[/SIZE]\n"
     "                  [@FILE]', comma separated\n"
     "  --truth FILE    emulated unit: write the ground truth to FILE (branches;\n"
-    "                  mem-loads/mem-stores: the samples)\n"
+    "                  mem-loads/mem-stores/arm_spe: the sampled operations)\n"
     "  --flight-recorder[=SIZE]  keep only the newest SIZE (default 256K) of each\n"
     "                  thread's trace (snapshot mode); when the program dies of\n"
     "                  SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, print which thread\n"
@@ -353,7 +354,8 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		char name[64];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
 		/* cs_etm (emulated) finds bare names in the aarch64 sysroot */
-		if (!strcmp(name, "cs_etm") && !strchr(o->cmd[0], '/'))
+		int a64 = !strcmp(name, "cs_etm") || !strcmp(name, "arm_spe");
+		if (a64 && !strchr(o->cmd[0], '/'))
 			return 0;
 		if (hwt_find_program(o->cmd[0], prog, proglen)) {
 			cli_err("record", "command not found: '%s'", o->cmd[0]);
@@ -376,12 +378,11 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 				prog, m, bts ? "BTS" : "PT");
 			return 2;
 		}
-		if (!strcmp(name, "cs_etm") && m == EM_X86_64) {
-			cli_err(
-			    "record",
-			    "'%s' is an x86-64 program: CoreSight ETM traces Arm code; record it "
-			    "with -e intel_pt",
-			    prog);
+		if (a64 && m == EM_X86_64) {
+			cli_err("record",
+				"'%s' is an x86-64 program: %s traces Arm code; record it "
+				"with -e intel_pt",
+				prog, name[0] == 'c' ? "CoreSight ETM" : "Arm SPE");
 			return 2;
 		}
 	}

@@ -152,15 +152,20 @@ static void on_sample(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_
 	struct agg *a = table_get(&r->code, sym ? sym : "[unknown]", 0);
 	char buf[300];
 	uint64_t doff;
-	const char *obj = ss_data_object(s, buf, sizeof(buf), &doff);
-	struct agg *d = table_get(&r->data, obj ? obj : "[unknown]", 0);
+	struct agg *d = NULL;
+	int mem = !!(s->flags & (HWT_DSF_LOAD | HWT_DSF_STORE)); /* not SPE's branches */
+	if (mem) {
+		const char *obj = ss_data_object(s, buf, sizeof(buf), &doff);
+		d = table_get(&r->data, obj ? obj : "[unknown]", 0);
+	}
 	struct agg *in = table_get(&r->insns, NULL, s->ip);
-	if (!a || !d || !in) {
+	if (!a || (mem && !d) || !in) {
 		r->nomem = 1;
 		return;
 	}
 	count(a, s);
-	count(d, s);
+	if (d)
+		count(d, s);
 	if (!in->n && sym) {
 		in->sym = strdup(sym);
 		in->off = off;

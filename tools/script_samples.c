@@ -77,7 +77,7 @@ void ss_print_sample(struct hwt_outbuf *o, struct sp_symcache *sc, const struct 
 	}
 	const char *op = hwt_dec_sample_op_name(s);
 	hwt_out_str(o, op);
-	for (size_t i = strlen(op); i < 6; i++)
+	for (size_t i = strlen(op); i < 7; i++)
 		hwt_out_char(o, ' ');
 	hwt_out_hex(o, s->ip);
 	hwt_out_char(o, ' ');

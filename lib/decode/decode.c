@@ -559,6 +559,16 @@ static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec
 	case HWT_PERF_RECORD_HEADER_BUILD_ID:
 		vdso_from_buildids(d, (const uint8_t *)rec->hdr, rec->size);
 		break;
+	case HWT_PERF_RECORD_TIME_CONV: /* formats without their own (arm_spe) */
+		if (!d->have_conv && rec->size >= 32) {
+			struct hwt_perf_rec_time_conv tc;
+			memset(&tc, 0, sizeof(tc));
+			memcpy(&tc, rec->hdr, rec->size < sizeof(tc) ? rec->size : sizeof(tc));
+			if (tc.time_mult)
+				hwt_dec_set_time_conv(d, (uint16_t)tc.time_shift,
+						      (uint32_t)tc.time_mult, tc.time_zero);
+		}
+		break;
 	default:
 		break;
 	}

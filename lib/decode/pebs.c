@@ -214,6 +214,11 @@ const char *hwt_dec_sample_op_name(const struct hwt_dec_sample *s)
 
 const char *hwt_dec_sample_source(const struct hwt_dec_sample *s, char *buf, size_t len)
 {
+	if (s->flags & HWT_DSF_BRANCH) { /* SPE branch records */
+		snprintf(buf, len, "%s%s", s->flags & HWT_DSF_TAKEN ? "taken" : "not taken",
+			 s->flags & HWT_DSF_MISPRED ? ", mispredicted" : "");
+		return buf;
+	}
 	const char *lvl = "";
 	uint64_t ds = s->data_src;
 	uint64_t num = (ds >> PERF_MEM_LVLNUM_SHIFT) & 0xf;

@@ -246,7 +246,7 @@ int hwt_session_open(struct hwt_session **out, const struct hwt_session_config *
 		if (!emu) {
 			snprintf(err, errlen,
 				 "there is no emulated unit for '%s' (only intel_pt, intel_bts, "
-				 "cs_etm, mem-loads and mem-stores)",
+				 "cs_etm, arm_spe, mem-loads and mem-stores)",
 				 name);
 			hwt_session_close(s);
 			return HWT_ERR_NOT_PRESENT;

@@ -19,6 +19,8 @@ extern const struct hwt_unit_ops hwt_unit_cs_etm;
 extern const struct hwt_unit_ops hwt_unit_dummy;
 /* The emulated cs_etm unit (emu_etm.c: qemu-aarch64 + hwt-etm-plugin.so). */
 extern const struct hwt_unit_ops hwt_unit_emu_etm;
+/* The emulated arm_spe unit (emu_spe.c: the same plugin in its SPE mode). */
+extern const struct hwt_unit_ops hwt_unit_emu_spe;
 
 /* The emulated PEBS units (emu_pebs.c: mem-loads, mem-stores), run by
  * the x86-64 plugin with other arguments: emu_pt.c's probe, launch, poll
