@@ -595,8 +595,8 @@ static void t_pipe(void)
 static void t_no_ops(void)
 {
 	char data[256], err[256];
-	snprintf(data, sizeof(data), "%s/spe.data", dir);
-	struct hwt_perf_writer *w = writer(data, 0, 4 /* arm_spe */);
+	snprintf(data, sizeof(data), "%s/s390.data", dir);
+	struct hwt_perf_writer *w = writer(data, 0, 5 /* s390_cpumsf: no decoder */);
 	CHECK(w != NULL);
 	if (!w)
 		return;
@@ -608,7 +608,8 @@ static void t_no_ops(void)
 	struct hwt_decoder_info info;
 	int rc = decode(data, 0, 0, &g, &info, err, sizeof(err));
 	CHECK_EQ(rc, HWT_ERR_NOT_SUPPORTED);
-	CHECKF(strstr(err, "arm_spe") && strstr(err, "intel_pt"), "message: %s", err);
+	CHECKF(strstr(err, "type 5") && strstr(err, "intel_pt") && strstr(err, "arm_spe"),
+	       "message: %s", err);
 	CHECK_EQ(g.nbr, 0);
 	/* and the config is checked */
 	struct hwt_decoder *d = NULL;
