@@ -22,8 +22,8 @@
  * on), xstream (the thread's stream file: the new plugin maps it again and
  * goes on writing where the old one stopped, with no new announcement, so
  * the recorder sees one stream) and xcomm (the kernel's new comm: the
- * basename of the path execve was given).  The announce pipe is kept
- * across the exec; the truth file is appended to.
+ * basename of the path execve was given); fd= names the announce pipe
+ * as it is now (kept open across the exec); the truth file is appended to.
  * When the program cannot be traced (another machine, setuid, unreadable)
  * the guest's exec goes on as qemu does it (the program runs natively,
  * untraced) after one warning naming it; when the checks say the exec
@@ -543,7 +543,7 @@ static char *plugin_value(const struct emu_thr *t, const char *comm)
 	for (const char *w = old; *w;) {
 		size_t l = strcspn(w, ",");
 		int x = !strncmp(w, "xtsc=", 5) || !strncmp(w, "xstream=", 8) ||
-			!strncmp(w, "xcomm=", 6);
+			!strncmp(w, "xcomm=", 6) || !strncmp(w, "fd=", 3);
 		if (!x) {
 			n += (size_t)snprintf(v + n, cap - n, "%s%.*s", n ? "," : "", (int)l, w);
 		}
@@ -551,6 +551,10 @@ static char *plugin_value(const struct emu_thr *t, const char *comm)
 		if (*w == ',')
 			w++;
 	}
+	/* the announce pipe as it is now (the plugin moved it out of the
+	 * guest's way) */
+	if (emu.announce_fd >= 0)
+		n += (size_t)snprintf(v + n, cap - n, ",fd=%d", emu.announce_fd);
 	n += (size_t)snprintf(v + n, cap - n, ",xtsc=%llu,xcomm=", (unsigned long long)emu_now(t));
 	n += pct_encode(comm, v + n, cap - n);
 	if (t->spath[0] && t->tid == t->pid && t->have_ring) {
