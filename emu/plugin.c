@@ -14,6 +14,7 @@
  *                     trace event's AUX/ITRACE_START, sbid: sideband's)
  *   filter=SPEC       kernel address filters, ';'-separated:
  *                     "filter|stop OFF/SIZE[@PATH]" (see parse_filters)
+ *   nofollow=1 follow=GLOB xtsc= xstream= xcomm=   following exec() (exec.c)
  *
  * How control flow is seen: every translated block (TB) ends at its first
  * control transfer, so only the last instruction of a TB can branch.  At
@@ -29,7 +30,8 @@
  * Limits: a signal that interrupts code right after a conditional or
  * indirect branch (not at a syscall) is reported at the branch's
  * fall-through IP; a Jcc whose target is its fall-through is recorded as
- * not taken; exec()ed programs are not followed (one warning).
+ * not taken.  exec()ed programs are followed in the same stream (exec.c:
+ * qemu re-executes itself with the new program).
  */
 #include <elf.h>
 #include <errno.h>

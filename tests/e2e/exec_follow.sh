@@ -135,7 +135,7 @@ check() {
 
 DEF='intel_pt//u'
 check exec_sh_pipe "$DEF" 3 sh -c 'ls / | sort | wc -l'
-check exec_bash_script "$DEF" 6 ./five.sh
+check exec_bash_script "$DEF" 5 ./five.sh
 check exec_env_xargs "$DEF" 4 sh -c 'env -i PATH=/usr/bin:/bin A=1 printenv A; printf "a\nb\n" | xargs echo x'
 if [ $HAVE_STATIC = 1 ]; then
 	check exec_static "$DEF" 1 sh -c './st one; echo "st=$?"'
