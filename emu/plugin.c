@@ -14,6 +14,7 @@
  *                     trace event's AUX/ITRACE_START, sbid: sideband's)
  *   filter=SPEC       kernel address filters, ';'-separated:
  *                     "filter|stop OFF/SIZE[@PATH]" (see parse_filters)
+ *   nofollow=1 follow=GLOB xtsc= xstream= xcomm=   following exec() (exec.c)
  *
  * How control flow is seen: every translated block (TB) ends at its first
  * control transfer, so only the last instruction of a TB can branch.  At
@@ -29,8 +30,10 @@
  * Limits: a signal that interrupts code right after a conditional or
  * indirect branch (not at a syscall) is reported at the branch's
  * fall-through IP; a Jcc whose target is its fall-through is recorded as
- * not taken; exec()ed programs are not followed (one warning).
+ * not taken.  exec()ed programs are followed in the same stream (exec.c:
+ * qemu re-executes itself with the new program).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -108,9 +111,11 @@ static struct emu_thr *thr_get(unsigned vcpu)
 	if (main_thread) {
 		const char *exe = qemu_plugin_path_to_binary();
 		const char *base = exe ? strrchr(exe, '/') : NULL;
-		emu_sb_comm(t, base ? base + 1 : (exe ? exe : "?"), 1);
+		const char *comm = emu_exec_comm(); /* a program exec() started */
+		emu_sb_comm(t, comm ? comm : base ? base + 1 : (exe ? exe : "?"), 1);
 		emu_sb_initial_maps(t);
-		emu_thr_start_records(t, 0);
+		if (!emu_exec_continued())
+			emu_thr_start_records(t, 0);
 	} else {
 		emu_thr_start_records(t, 1);
 	}
@@ -462,14 +467,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		break;
 	case SYS_execve:
 	case SYS_execveat:
-		if (emu.exec_warned && !__atomic_exchange_n(emu.exec_warned, 1, __ATOMIC_RELAXED)) {
-			fprintf(stderr,
-				"hwt: pid %d calls exec(); the new program is not "
-				"traced\n",
-				(int)getpid());
-		}
 		emu_thr_flush(t, 2);
 		emu_truth_flush(t);
+		emu_exec_syscall(t, num, a1, a2, a3, a4, a5); /* follows it (exec.c) */
 		break;
 	case SYS_exit:
 		emu_thr_end(t, 1);
@@ -718,8 +718,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				return -1;
 			}
 		} else {
-			fprintf(stderr, "hwt-pt-plugin: unknown argument '%s'\n", k);
-			return -1;
+			int x = emu_exec_arg(k, v); /* exec.c: following exec() */
+			if (x <= 0) {
+				fprintf(stderr, "hwt-pt-plugin: %s argument '%s'\n",
+					x ? "bad value of" : "unknown", k);
+				return -1;
+			}
 		}
 	}
 	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
@@ -755,8 +759,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
 	if (emu.truth[0]) {
-		emu.truth_fd =
-		    open(emu.truth, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+		emu.truth_fd = open(emu.truth,
+				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+					(emu_exec_continued() ? 0 : O_TRUNC),
+				    0644);
 		if (emu.truth_fd < 0) {
 			fprintf(stderr, "hwt-pt-plugin: cannot create %s: %s\n", emu.truth,
 				strerror(errno));
@@ -773,6 +779,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
 		}
 	}
+	emu_exec_install(EM_X86_64);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
 	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);

@@ -407,11 +407,14 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	uint64_t c = p->config;
 	uint64_t aux, data;
 	ring_sizes(cfg, &aux, &data);
+	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
 	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(kfilter) +
 		      (p->fmt_args ? strlen(p->fmt_args) : 0) +
-		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + 512;
-	char *parg = malloc(alen);
+		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + (xargs ? strlen(xargs) : 0) +
+		      512;
+	char *parg = xargs ? malloc(alen) : NULL;
 	if (!parg) {
+		free(xargs);
 		close(pfd[0]);
 		close(pfd[1]);
 		free_argv(prog);
@@ -450,6 +453,8 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
 	if (kfilter[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",filter=%s", kfilter);
+	n += snprintf(parg + n, alen - (size_t)n, "%s", xargs);
+	free(xargs);
 	size_t pc = 0;
 	while (prog[pc])
 		pc++;
