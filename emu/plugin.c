@@ -26,9 +26,9 @@
  * TIP.PGE where user mode resumes.  Signals delivered by the kernel part
  * appear as a TIP.PGE to the handler; a transfer no instruction explains
  * is treated as an asynchronous event (FUP, TIP.PGD, TIP.PGE).
- * Limits: a signal that interrupts code right after a conditional or
- * indirect branch (not at a syscall) is reported at the branch's
- * fall-through IP; a Jcc whose target is its fall-through is recorded as
+ * A signal delivered between blocks is reported at the instruction its
+ * frame names (sigframe.h), also after a conditional or indirect branch.
+ * Limits: a Jcc whose target is its fall-through is recorded as
  * not taken; exec()ed programs are not followed (one warning).
  */
 #include <errno.h>
@@ -44,6 +44,7 @@
 
 #include "emu.h"
 #include "qemu_plugin_api.h"
+#include "sigframe.h"
 #include "hwt/x86.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -242,6 +243,47 @@ static void transition(struct emu_thr *t, const struct emu_tb *p, uint64_t to)
 	}
 }
 
+/* A signal handler starts at `to` right after block p and its frame says
+ * the signal interrupted the instruction at `at` (sigframe.h): p's branch
+ * went to `at` (unless p itself was cut short, `at` inside it), then the
+ * asynchronous transfer at -> to.  1 if handled. */
+static int signal_entry(struct emu_thr *t, const struct emu_tb *p, uint64_t to, uint64_t at)
+{
+	int inside = at >= p->start && at <= p->last;
+	int ok;
+	switch (p->cls) {
+	case EMU_JCC:
+		ok = at == p->target || at == p->next;
+		break;
+	case EMU_JMP:
+	case EMU_CALL:
+		ok = at == p->target;
+		break;
+	case EMU_JMP_IND:
+	case EMU_CALL_IND:
+	case EMU_RET:
+		ok = 1;
+		break;
+	case EMU_OTHER:
+		ok = at == p->next;
+		break;
+	default: { /* at a system call: user mode resumes at `at` (after it, at
+		    * it when restarted, where rt_sigreturn goes) */
+		struct emu_tb q = *p;
+		q.next = at;
+		transition(t, &q, to);
+		return 1;
+	}
+	}
+	if (!ok && !inside)
+		return 0;
+	if (!inside)
+		transition(t, p, at);
+	struct emu_tb a = {.start = at, .last = at, .next = at, .cls = EMU_OTHER};
+	transition(t, &a, to); /* not linear: the asynchronous transfer from at */
+	return 1;
+}
+
 /* Hot path: one call per executed block.  The common cases (tracing on,
  * no filters, no CYC, the branch explained by the previous block) are
  * handled inline; everything else goes through transition(). */
@@ -263,6 +305,10 @@ static void tb_exec(unsigned vcpu, void *udata)
 	if (now >= g->mtc_next)
 		ptg_time(g, now);
 	uint64_t to = cur->start;
+	uint64_t at;
+	if (__builtin_expect(emu_sig_maybe(to), 0) && p && emu_sig_frame(to, &at) &&
+	    signal_entry(t, p, to, at))
+		goto done;
 	if (__builtin_expect(p && g->en && !emu.nfilt && !g->cfg.cyc && g->cfg.branch, 1)) {
 		switch (p->cls) {
 		case EMU_JCC:
@@ -434,6 +480,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	t->sys_num = num;
 	t->sys_args[0] = a1, t->sys_args[1] = a2, t->sys_args[2] = a3;
 	t->sys_args[3] = a4, t->sys_args[4] = a5, t->sys_args[5] = a6;
+	emu_sig_syscall(num, t->sys_args);
 	if (!t->stopped)
 		ptg_pgd(&t->g, 0, 0);
 	switch (num) {
@@ -467,6 +514,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 			    (const uint64_t *)(uintptr_t)(a2 + (uint64_t)emu.guest_base);
 			uint64_t h = act[0];
 			emu.handlers[a1] = h > 1 ? h : 0; /* SIG_DFL 0, SIG_IGN 1 */
+			emu_sig_action((int)a1, act);
 		}
 		break;
 	default:
