@@ -30,6 +30,7 @@
  * frame names (sigframe.h), also after a conditional or indirect branch.
  * Limits: a Jcc whose target is its fall-through is recorded as
  * not taken; exec()ed programs are not followed (one warning).
+ * Code generated at run time: jit.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +45,7 @@
 
 #include "emu.h"
 #include "qemu_plugin_api.h"
+#include "jit.h"
 #include "sigframe.h"
 #include "hwt/x86.h"
 
@@ -378,6 +380,16 @@ done:
 	emu_box_sync(t);
 }
 
+/* A block in generated code (jit.c): its version of the code is announced
+ * before its trace. */
+static void tb_exec_jit(unsigned vcpu, void *udata)
+{
+	struct emu_thr *t = thr_get(vcpu);
+	if (t)
+		emu_jit_exec(t, udata);
+	tb_exec(vcpu, udata);
+}
+
 static uint8_t classify(const struct hwt_x86_insn *in)
 {
 	switch (in->iclass) {
@@ -406,7 +418,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	if (!n)
 		return;
-	struct emu_tb *e = calloc(1, sizeof(*e));
+	struct emu_jit_tb *jt = emu_jit_capture(tb, qemu_plugin_tb_vaddr(tb)); /* jit.c */
+	struct emu_tb *e = jt ? &jt->tb : calloc(1, sizeof(*e));
 	if (!e)
 		return;
 	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
@@ -431,7 +444,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	} else {
 		e->cls = EMU_OTHER;
 	}
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, e);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, jt ? tb_exec_jit : tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     e);
 }
 
 static void child_after_fork(struct emu_thr *parent)
@@ -563,12 +577,15 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 			}
 			emu_sb_mmap(t, (uint64_t)ret, t->sys_args[1], fd >= 0 ? t->sys_args[5] : 0,
 				    (int)t->sys_args[2], (int)t->sys_args[3], path, fd);
+			emu_jit_map((uint64_t)ret, t->sys_args[1], path);
 		}
 		break;
 	case SYS_mprotect:
 		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
 			emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
 				    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
+		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
+			emu_jit_map(t->sys_args[0], t->sys_args[1], "//anon");
 		break;
 	default:
 		break;
@@ -580,6 +597,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 
 static void at_exit(qemu_plugin_id_t id, void *p)
 {
+	emu_jit_finish();
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *t = thr_by_vcpu[i];
 		if (t) {
