@@ -105,6 +105,17 @@ void emu_jit_map(uint64_t addr, uint64_t len, const char *path)
 	}
 }
 
+int emu_jit_protect(uint64_t addr, uint64_t len)
+{
+	if (!len)
+		return 1;
+	for (int i = 0; i < jit.nanon; i++)
+		if (addr >= jit.anon_lo[i] && addr + len <= jit.anon_hi[i])
+			return 1; /* announced already (as //anon or its versions) */
+	emu_jit_map(addr, len, "//anon");
+	return 0;
+}
+
 static int make_dir(void)
 {
 	if (jit.dir[0])
@@ -380,7 +391,13 @@ void emu_jit_exec(struct emu_thr *t, const struct emu_jit_tb *jt)
 	const char *path = version_path(r);
 	if (!path)
 		return;
-	/* the trace so far belongs to the older code: out first */
+	/* The trace so far belongs to the older code: it ends with a PSB+
+	 * whose FUP is where the flow stands (the previous block's branch,
+	 * its outcome still to come, or its end), so that decoders that cut
+	 * the trace at PSBs decode it all before the new mapping; then out. */
+	const struct emu_tb *p = t->prev;
+	if (!emu.bts && t->g.en && p)
+		ptg_psb(&t->g, p->cls == EMU_OTHER ? p->next : p->last);
 	ptg_flush_tnt(&t->g);
 	emu_thr_flush(t, 1);
 	/* Stamped no later than the last timing packet: perf applies a

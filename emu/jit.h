@@ -21,6 +21,11 @@ struct emu_jit_tb {
 /* An executable mapping appeared: anonymous (path "//anon", a memfd or a
  * deleted file: code may be generated there) or a file (not generated). */
 void emu_jit_map(uint64_t addr, uint64_t len, const char *path);
+/* mprotect(addr, len, ...PROT_EXEC) succeeded: 1 if the range lies in a
+ * known anonymous range (its code stays as captured: no new mapping
+ * record, JITs flip their code between writable and executable), else 0
+ * (the range becomes anonymous: the caller writes its //anon record). */
+int emu_jit_protect(uint64_t addr, uint64_t len);
 /* At translation: a block in generated code gets its bytes captured and a
  * struct emu_jit_tb (zeroed but for r and ver; never freed); NULL for
  * blocks elsewhere. */

@@ -581,11 +581,10 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 		}
 		break;
 	case SYS_mprotect:
-		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
+		if (ret == 0 && (t->sys_args[2] & PROT_EXEC) &&
+		    !emu_jit_protect(t->sys_args[0], t->sys_args[1]))
 			emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
 				    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
-		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
-			emu_jit_map(t->sys_args[0], t->sys_args[1], "//anon");
 		break;
 	default:
 		break;
