@@ -79,6 +79,50 @@ jit() {
 	rm -rf "$d"
 }
 
+# A tiny JIT (progs/jit_gen.c): code generated, named in /tmp/perf-PID.map,
+# run, rewritten in place and run again: several versions, both with the
+# map file's symbol in perf's and hwt's output.
+jit_gen() {
+	local name=emu_jit_rewrite_symbols d=$T/gen
+	mkdir -p "$d"
+	if ! command -v gcc >/dev/null || ! gcc -O1 -o "$d/jg" tests/e2e/progs/jit_gen.c 2>"$d/cc.err"; then
+		skip $name "cannot build progs/jit_gen.c: $(head -1 "$d/cc.err" 2>/dev/null)"
+		return
+	fi
+	"$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- "$d/jg" >"$d/out" 2>"$d/err"
+	local rc=$?
+	local pid
+	pid=$(perf script -i "$d/perf.data" --show-mmap-events --no-itrace 2>/dev/null |
+		sed -n 's/.*PERF_RECORD_MMAP2 \([0-9]*\)\/.*jitted-.*/\1/p' | head -1)
+	[ -n "$pid" ] && rm -f "/tmp/perf-$pid.map"
+	local nver
+	nver=$(perf script -i "$d/perf.data" --show-mmap-events --no-itrace 2>/dev/null | grep -c 'jitted-')
+	perf script -i "$d/perf.data" --itrace=be -F tid,ip,sym,addr >"$d/ps" 2>"$d/ps.err"
+	"$HWT" script -i "$d/perf.data" --branches >"$d/hs" 2>"$d/hs.err"
+	local psym hsym
+	psym=$(grep -c '=> .* gen_loop$' "$d/ps")
+	hsym=$(grep -c '=> 0x[0-9a-f]* (gen_loop+0x' "$d/hs")
+	awk '$4 == "=>" && $2 != "0" && $5 != "0" { print $1 "\t0x" $2 "\t0x" $5 }' "$d/ps" >"$d/p"
+	awk -F'\t' 'NF == 3' "$d/truth" >"$d/t"
+	"$HWT" script -i "$d/perf.data" --branches --format tsv 2>/dev/null |
+		awk -F'\t' '$4 != "async"' | cut -f1-3 >"$d/h"
+	if [ $rc != 0 ] || [ "$(cat "$d/out")" != "1 2" ]; then
+		fail $name "exit status $rc, output '$(cat "$d/out")' (want '1 2'): $(head -2 "$d/err")"
+	elif [ "$nver" -lt 2 ]; then
+		fail $name "$nver versions of the rewritten code mapped (want 2 or more)"
+	elif grep -q "instruction trace error" "$d/ps" || grep -qv '^ *[0-9]' "$d/hs"; then
+		fail $name "decode errors: $(grep -m1 'instruction trace error' "$d/ps") $(grep -m1 -v '^ *[0-9]' "$d/hs")"
+	elif ! cmp -s "$d/p" "$d/t" || ! cmp -s "$d/h" "$d/t"; then
+		fail $name "branches differ from the truth: perf $(wc -l <"$d/p"), hwt $(wc -l <"$d/h"), truth $(wc -l <"$d/t")"
+	elif [ "$psym" -lt 9 ] || [ "$psym" != "$hsym" ]; then
+		fail $name "branches into gen_loop: perf $psym, hwt $hsym (want equal, at least 9)"
+	else
+		pass "$name ($nver versions, $psym branches into gen_loop named by perf and hwt)"
+	fi
+	rm -rf "$d"
+}
+
+jit_gen
 seq 1 60000 | sed 's/$/ foo bar baz/' >"$T/g.txt"
 if grep -qP 'x' /dev/null 2>/dev/null || [ $? = 1 ]; then
 	jit emu_jit_grep_pcre grep -P -c '([a-z]+) ba[rz]\d*$' g.txt
