@@ -16,6 +16,7 @@
  * rcx, rsp, rip: RIP at offset 168.
  */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -76,9 +77,11 @@ void emu_sig_syscall(int64_t num, const uint64_t args[6])
 	uint64_t cpu = cpu_state();
 	if (!cpu)
 		return;
-	static uint64_t buf[SCAN_BYTES / 8];
+	uint64_t *buf = malloc(SCAN_BYTES);
+	if (!buf)
+		return;
 	size_t got = 0;
-	while (got < sizeof(buf) && read_mem(cpu + got, (uint8_t *)buf + got, 4096) == 0)
+	while (got < SCAN_BYTES && read_mem(cpu + got, (uint8_t *)buf + got, 4096) == 0)
 		got += 4096;
 	size_t nw = got / 8;
 	long found = -1;
@@ -91,6 +94,7 @@ void emu_sig_syscall(int64_t num, const uint64_t args[6])
 			nfound++;
 		}
 	}
+	free(buf);
 	if (nfound == 1) {
 		emu_sig.env_off = found;
 		emu_sig.calib = 1;
