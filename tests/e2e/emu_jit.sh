@@ -81,7 +81,11 @@ jit() {
 
 # A tiny JIT (progs/jit_gen.c): code generated, named in /tmp/perf-PID.map,
 # run, rewritten in place and run again: several versions, both with the
-# map file's symbol in perf's and hwt's output.
+# map file's symbol in perf's and hwt's output; hwt's branches equal the
+# truth.  perf's are not compared here: its decoder maps the new version by
+# time, from its estimate at the last timing packet, and decodes the last
+# instructions of the older code (a few hundred cycles before the rewrite)
+# with the new bytes (README, limits).
 jit_gen() {
 	local name=emu_jit_rewrite_symbols d=$T/gen
 	mkdir -p "$d"
@@ -112,8 +116,8 @@ jit_gen() {
 		fail $name "$nver versions of the rewritten code mapped (want 2 or more)"
 	elif grep -q "instruction trace error" "$d/ps" || grep -qv '^ *[0-9]' "$d/hs"; then
 		fail $name "decode errors: $(grep -m1 'instruction trace error' "$d/ps") $(grep -m1 -v '^ *[0-9]' "$d/hs")"
-	elif ! cmp -s "$d/p" "$d/t" || ! cmp -s "$d/h" "$d/t"; then
-		fail $name "branches differ from the truth: perf $(wc -l <"$d/p"), hwt $(wc -l <"$d/h"), truth $(wc -l <"$d/t")"
+	elif ! cmp -s "$d/h" "$d/t"; then
+		fail $name "hwt's branches differ from the truth: hwt $(wc -l <"$d/h"), truth $(wc -l <"$d/t")"
 	elif [ "$psym" -lt 9 ] || [ "$psym" != "$hsym" ]; then
 		fail $name "branches into gen_loop: perf $psym, hwt $hsym (want equal, at least 9)"
 	else
