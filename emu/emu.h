@@ -129,6 +129,7 @@ static inline void emu_box_sync(struct emu_thr *t)
 		b->pkt_len = t->g.len;
 		b->tnt = t->g.tnt;
 		b->ntnt = t->g.ntnt;
+		b->end_ip = t->g.en && t->prev && !emu.bts ? t->prev->start : 0;
 	}
 }
 

@@ -494,9 +494,14 @@ void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
 		t->box->truth_len = t->tlen;
 }
 
-static void aux_out(struct emu_thr *t, const uint8_t *p, size_t n)
+/* The first n pending bytes of the generator into the AUX ring, taken
+ * out of the generator (and so out of the box) piece by piece: a thread
+ * killed while it waits for room leaves in its box only what the ring
+ * does not have yet. */
+static void aux_out(struct emu_thr *t, size_t n)
 {
 	while (n) {
+		const uint8_t *p = t->g.buf;
 		uint64_t space = hwt_ring_aux_space(&t->ring);
 		/* whole pieces (packet boundaries) unless larger than the ring */
 		if (!space || (space < n && n <= t->ring.aux_size && !emu.snapshot)) {
@@ -513,7 +518,8 @@ static void aux_out(struct emu_thr *t, const uint8_t *p, size_t n)
 			r.flags = emu.aux_flags;
 			put_record(t, &r, sizeof(r), NULL);
 		}
-		p += chunk;
+		ptg_consume(&t->g, chunk);
+		emu_box_sync(t);
 		n -= chunk;
 	}
 }
@@ -542,8 +548,9 @@ void emu_thr_flush(struct emu_thr *t, int force)
 	if (t->raw_fd >= 0)
 		write_all(t->raw_fd, t->g.buf, n);
 	if (t->have_ring)
-		aux_out(t, t->g.buf, n);
-	ptg_consume(&t->g, n);
+		aux_out(t, n);
+	else
+		ptg_consume(&t->g, n);
 	emu_box_sync(t);
 }
 
