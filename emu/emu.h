@@ -92,6 +92,7 @@ struct emu_thr {
 	 * unit_free by emu_thr_free */
 	void *unit;
 	void (*unit_free)(void *unit);
+	char spath[600]; /* the stream file, "" for none */
 };
 
 /* One translated block; immutable, never freed (threads keep pointers). */
@@ -128,6 +129,7 @@ static inline void emu_box_sync(struct emu_thr *t)
 		b->pkt_len = t->g.len;
 		b->tnt = t->g.tnt;
 		b->ntnt = t->g.ntnt;
+		b->end_ip = t->g.en && t->prev && !emu.bts ? t->prev->start : 0;
 	}
 }
 
@@ -163,6 +165,21 @@ int pebs_setup(void);
 struct qemu_plugin_tb;
 void pebs_tb_trans(struct qemu_plugin_tb *tb, const struct emu_tb *e);
 void pebs_syscall_ret(struct emu_thr *t, int64_t num, int64_t ret);
+/* exec.c: following exec() (see there) */
+/* a plugin argument of exec.c's: 1 taken, 0 not ours, -1 bad */
+int emu_exec_arg(const char *k, const char *v);
+/* after the arguments: the plugin's machine (EM_X86_64, EM_AARCH64) */
+void emu_exec_install(uint16_t machine);
+/* 1 when this qemu continues a thread that called exec() */
+int emu_exec_continued(void);
+/* the COMM of a continued thread (NULL: the binary's basename) */
+const char *emu_exec_comm(void);
+/* the stream file a continued main thread goes on writing (once) */
+const char *emu_exec_take_stream(void);
+/* execve/execveat entry (after the thread's trace and truth are flushed):
+ * does not return when the new program is followed */
+void emu_exec_syscall(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
+		      uint64_t a4, uint64_t a5);
 /* plugin.c: a file was mapped executable (activates address filters). */
 void emu_filter_mapped(const char *path, uint64_t addr, uint64_t len, uint64_t pgoff);
 

@@ -14,6 +14,7 @@
  *                     trace event's AUX/ITRACE_START, sbid: sideband's)
  *   filter=SPEC       kernel address filters, ';'-separated:
  *                     "filter|stop OFF/SIZE[@PATH]" (see parse_filters)
+ *   nofollow=1 follow=GLOB xtsc= xstream= xcomm=   following exec() (exec.c)
  *
  * How control flow is seen: every translated block (TB) ends at its first
  * control transfer, so only the last instruction of a TB can branch.  At
@@ -26,11 +27,14 @@
  * TIP.PGE where user mode resumes.  Signals delivered by the kernel part
  * appear as a TIP.PGE to the handler; a transfer no instruction explains
  * is treated as an asynchronous event (FUP, TIP.PGD, TIP.PGE).
- * Limits: a signal that interrupts code right after a conditional or
- * indirect branch (not at a syscall) is reported at the branch's
- * fall-through IP; a Jcc whose target is its fall-through is recorded as
- * not taken; exec()ed programs are not followed (one warning).
+ * A signal delivered between blocks is reported at the instruction its
+ * frame names (sigframe.h), also after a conditional or indirect branch.
+ * Limits: a Jcc whose target is its fall-through is recorded as
+ * not taken.  exec()ed programs are followed in the same stream (exec.c:
+ * qemu re-executes itself with the new program).
+ * Code generated at run time: jit.c.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -44,6 +48,8 @@
 
 #include "emu.h"
 #include "qemu_plugin_api.h"
+#include "jit.h"
+#include "sigframe.h"
 #include "hwt/x86.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -108,9 +114,11 @@ static struct emu_thr *thr_get(unsigned vcpu)
 	if (main_thread) {
 		const char *exe = qemu_plugin_path_to_binary();
 		const char *base = exe ? strrchr(exe, '/') : NULL;
-		emu_sb_comm(t, base ? base + 1 : (exe ? exe : "?"), 1);
+		const char *comm = emu_exec_comm(); /* a program exec() started */
+		emu_sb_comm(t, comm ? comm : base ? base + 1 : (exe ? exe : "?"), 1);
 		emu_sb_initial_maps(t);
-		emu_thr_start_records(t, 0);
+		if (!emu_exec_continued())
+			emu_thr_start_records(t, 0);
 	} else {
 		emu_thr_start_records(t, 1);
 	}
@@ -249,6 +257,47 @@ static void transition(struct emu_thr *t, const struct emu_tb *p, uint64_t to)
 	}
 }
 
+/* A signal handler starts at `to` right after block p and its frame says
+ * the signal interrupted the instruction at `at` (sigframe.h): p's branch
+ * went to `at` (unless p itself was cut short, `at` inside it), then the
+ * asynchronous transfer at -> to.  1 if handled. */
+static int signal_entry(struct emu_thr *t, const struct emu_tb *p, uint64_t to, uint64_t at)
+{
+	int inside = at >= p->start && at <= p->last;
+	int ok;
+	switch (p->cls) {
+	case EMU_JCC:
+		ok = at == p->target || at == p->next;
+		break;
+	case EMU_JMP:
+	case EMU_CALL:
+		ok = at == p->target;
+		break;
+	case EMU_JMP_IND:
+	case EMU_CALL_IND:
+	case EMU_RET:
+		ok = 1;
+		break;
+	case EMU_OTHER:
+		ok = at == p->next;
+		break;
+	default: { /* at a system call: user mode resumes at `at` (after it, at
+		    * it when restarted, where rt_sigreturn goes) */
+		struct emu_tb q = *p;
+		q.next = at;
+		transition(t, &q, to);
+		return 1;
+	}
+	}
+	if (!ok && !inside)
+		return 0;
+	if (!inside)
+		transition(t, p, at);
+	struct emu_tb a = {.start = at, .last = at, .next = at, .cls = EMU_OTHER};
+	transition(t, &a, to); /* not linear: the asynchronous transfer from at */
+	return 1;
+}
+
 /* Hot path: one call per executed block.  The common cases (tracing on,
  * no filters, no CYC, the branch explained by the previous block) are
  * handled inline; everything else goes through transition(). */
@@ -275,6 +324,10 @@ static void tb_exec(unsigned vcpu, void *udata)
 	if (now >= g->mtc_next)
 		ptg_time(g, now);
 	uint64_t to = cur->start;
+	uint64_t at;
+	if (__builtin_expect(emu_sig_maybe(to), 0) && p && emu_sig_frame(to, &at) &&
+	    signal_entry(t, p, to, at))
+		goto done;
 	if (__builtin_expect(p && g->en && !emu.nfilt && !g->cfg.cyc && g->cfg.branch, 1)) {
 		switch (p->cls) {
 		case EMU_JCC:
@@ -344,6 +397,16 @@ done:
 	emu_box_sync(t);
 }
 
+/* A block in generated code (jit.c): its version of the code is announced
+ * before its trace. */
+static void tb_exec_jit(unsigned vcpu, void *udata)
+{
+	struct emu_thr *t = thr_get(vcpu);
+	if (t)
+		emu_jit_exec(t, udata);
+	tb_exec(vcpu, udata);
+}
+
 static uint8_t classify(const struct hwt_x86_insn *in)
 {
 	switch (in->iclass) {
@@ -372,7 +435,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	if (!n)
 		return;
-	struct emu_tb *e = calloc(1, sizeof(*e));
+	struct emu_jit_tb *jt = emu_jit_capture(tb, qemu_plugin_tb_vaddr(tb)); /* jit.c */
+	struct emu_tb *e = jt ? &jt->tb : calloc(1, sizeof(*e));
 	if (!e)
 		return;
 	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
@@ -397,7 +461,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	} else {
 		e->cls = EMU_OTHER;
 	}
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, e);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, jt ? tb_exec_jit : tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     e);
 	if (emu.pebs)
 		pebs_tb_trans(tb, e);
 }
@@ -448,6 +513,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	t->sys_num = num;
 	t->sys_args[0] = a1, t->sys_args[1] = a2, t->sys_args[2] = a3;
 	t->sys_args[3] = a4, t->sys_args[4] = a5, t->sys_args[5] = a6;
+	emu_sig_syscall(num, t->sys_args);
 	if (!t->stopped)
 		ptg_pgd(&t->g, 0, 0);
 	switch (num) {
@@ -462,14 +528,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		break;
 	case SYS_execve:
 	case SYS_execveat:
-		if (emu.exec_warned && !__atomic_exchange_n(emu.exec_warned, 1, __ATOMIC_RELAXED)) {
-			fprintf(stderr,
-				"hwt: pid %d calls exec(); the new program is not "
-				"traced\n",
-				(int)getpid());
-		}
 		emu_thr_flush(t, 2);
 		emu_truth_flush(t);
+		emu_exec_syscall(t, num, a1, a2, a3, a4, a5); /* follows it (exec.c) */
 		break;
 	case SYS_exit:
 		emu_thr_end(t, 1);
@@ -481,6 +542,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 			    (const uint64_t *)(uintptr_t)(a2 + (uint64_t)emu.guest_base);
 			uint64_t h = act[0];
 			emu.handlers[a1] = h > 1 ? h : 0; /* SIG_DFL 0, SIG_IGN 1 */
+			emu_sig_action((int)a1, act);
 		}
 		break;
 	default:
@@ -529,10 +591,12 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 			}
 			emu_sb_mmap(t, (uint64_t)ret, t->sys_args[1], fd >= 0 ? t->sys_args[5] : 0,
 				    (int)t->sys_args[2], (int)t->sys_args[3], path, fd);
+			emu_jit_map((uint64_t)ret, t->sys_args[1], path);
 		}
 		break;
 	case SYS_mprotect:
-		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
+		if (ret == 0 && (t->sys_args[2] & PROT_EXEC) &&
+		    !emu_jit_protect(t->sys_args[0], t->sys_args[1]))
 			emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
 				    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
 		break;
@@ -548,6 +612,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 
 static void at_exit(qemu_plugin_id_t id, void *p)
 {
+	emu_jit_finish();
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *t = thr_by_vcpu[i];
 		if (t) {
@@ -718,8 +783,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				return -1;
 			}
 		} else {
-			fprintf(stderr, "hwt-pt-plugin: unknown argument '%s'\n", k);
-			return -1;
+			int x = emu_exec_arg(k, v); /* exec.c: following exec() */
+			if (x <= 0) {
+				fprintf(stderr, "hwt-pt-plugin: %s argument '%s'\n",
+					x ? "bad value of" : "unknown", k);
+				return -1;
+			}
 		}
 	}
 	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
@@ -755,8 +824,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
 	if (emu.truth[0]) {
-		emu.truth_fd =
-		    open(emu.truth, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+		emu.truth_fd = open(emu.truth,
+				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+					(emu_exec_continued() ? 0 : O_TRUNC),
+				    0644);
 		if (emu.truth_fd < 0) {
 			fprintf(stderr, "hwt-pt-plugin: cannot create %s: %s\n", emu.truth,
 				strerror(errno));
@@ -773,6 +844,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
 		}
 	}
+	emu_exec_install(EM_X86_64);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
 	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);

@@ -42,6 +42,7 @@ static const char usage_text[] =
     "usage: hwt record [-e EVENT[/TERMS/][u]] [--emulate|--no-emulate] [-o FILE] [-m SIZE]\n"
     "                  [-S[SIZE]] [--flight-recorder[=SIZE] [--last N]]\n"
     "                  [--filter SPEC] [--truth FILE]\n"
+    "                  [--no-follow-exec | --follow-exec=GLOB...]\n"
     "                  [-p PID | -t TID | -a | -C LIST] [-N] [--] [CMD ARGS...]\n"
     "Record CMD (or a running process, or CPUs) into a perf.data file.\n"
     "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, mem-loads,\n"
@@ -65,6 +66,11 @@ static const char usage_text[] =
     "                  [@FILE]', comma separated\n"
     "  --truth FILE    emulated unit: write the ground truth to FILE (branches;\n"
     "                  mem-loads/mem-stores/arm_spe: the sampled operations)\n"
+    "  --no-follow-exec  emulated unit: programs started by exec() run untraced\n"
+    "                  (by default they are traced too, in the same stream)\n"
+    "  --follow-exec=GLOB  emulated unit: follow only programs whose path matches\n"
+    "                  GLOB (fnmatch; without '/': the file name); repeatable;\n"
+    "                  the others run untraced, with what they start\n"
     "  --flight-recorder[=SIZE]  keep only the newest SIZE (default 256K) of each\n"
     "                  thread's trace (snapshot mode); when the program dies of\n"
     "                  SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, print which thread\n"
@@ -179,6 +185,8 @@ static int elf_machine(const char *path)
 
 struct rec_opts {
 	const char *event, *output, *filter, *truth;
+	const char *follow_exec; /* --follow-exec globs, '\n'-separated */
+	int no_follow_exec;
 	int emulate, all_cpus, snapshot, no_buildid_cache;
 	int flight;	 /* --flight-recorder */
 	unsigned last_n; /* --last */
@@ -281,6 +289,20 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		} else if (!strcmp(a, "--filter")) {
 			NEEDVAL();
 			o->filter = val;
+		} else if (!strcmp(a, "--no-follow-exec")) {
+			o->no_follow_exec = 1;
+		} else if (!strncmp(a, "--follow-exec", 13) && (a[13] == '=' || !a[13])) {
+			if (!a[13])
+				NEEDVAL();
+			const char *g = a[13] ? a + 14 : val;
+			static char globs[8192]; /* every --follow-exec, '\n'-separated */
+			size_t ol = strlen(globs);
+			if (!*g || strchr(g, '\n') || ol + strlen(g) + 2 > sizeof(globs)) {
+				cli_err("record", "bad glob '%s' for --follow-exec", g);
+				return 2;
+			}
+			snprintf(globs + ol, sizeof(globs) - ol, "%s%s", ol ? "\n" : "", g);
+			o->follow_exec = globs;
 		} else if (!strcmp(a, "--truth")) {
 			NEEDVAL();
 			o->truth = val;
@@ -466,6 +488,8 @@ int hwt_cmd_record(int argc, char **argv)
 	cfg.snapshot_bytes = o.snapshot_bytes;
 	cfg.filter = o.filter;
 	cfg.truth_path = o.truth;
+	cfg.no_follow_exec = o.no_follow_exec;
+	cfg.follow_exec = o.follow_exec;
 	cfg.sideband = 1;
 	cfg.inherit = o.cmd && !(o.all_cpus || o.cpus);
 	struct hwt_sink sink;
@@ -538,7 +562,11 @@ int hwt_cmd_record(int argc, char **argv)
 	int stop_sent = 0, rc = 0;
 	for (;;) {
 		r = hwt_session_pump(s, 100);
-		(void)hwt_record_round(&rec);
+		/* Emulated units: each process has its own clock (its instruction
+		 * count), so a round could end before a late process's earlier
+		 * records: perf then sorts the whole file once. */
+		if (!unit->emulated)
+			(void)hwt_record_round(&rec);
 		if (r < 0) {
 			cli_err("record", "reading the trace failed: %s", hwt_errstr(r));
 			rc = 1;

@@ -36,6 +36,7 @@
 #include "hwt/error.h"
 #include "hwt/perf_data.h"
 #include "hwt/perf_records.h"
+#include "hwt/pt_packet.h"
 #include "unit/emu_abi.h"
 #include "unit/unit_int.h"
 
@@ -407,11 +408,14 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	uint64_t c = p->config;
 	uint64_t aux, data;
 	ring_sizes(cfg, &aux, &data);
+	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
 	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(kfilter) +
 		      (p->fmt_args ? strlen(p->fmt_args) : 0) +
-		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + 512;
-	char *parg = malloc(alen);
+		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + (xargs ? strlen(xargs) : 0) +
+		      512;
+	char *parg = xargs ? malloc(alen) : NULL;
 	if (!parg) {
+		free(xargs);
 		close(pfd[0]);
 		close(pfd[1]);
 		free_argv(prog);
@@ -450,6 +454,8 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
 	if (kfilter[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",filter=%s", kfilter);
+	n += snprintf(parg + n, alen - (size_t)n, "%s", xargs);
+	free(xargs);
 	size_t pc = 0;
 	while (prog[pc])
 		pc++;
@@ -577,7 +583,19 @@ static int append_box(struct hwt_session *s, struct emu_map *m)
 		return 1;
 	uint64_t n = b->pkt_len < HWT_EMU_BOX_PKT ? b->pkt_len : HWT_EMU_BOX_PKT;
 	uint64_t ntnt = b->ntnt <= 6 ? b->ntnt : 0;
-	uint64_t total = n + (ntnt ? 1 : 0);
+	uint8_t end[2 * HWT_PT_PKT_MAX_SIZE];
+	size_t nend = 0;
+	if (b->end_ip) { /* the thread stopped there: FUP + TIP.PGD */
+		struct hwt_pt_packet pk = {.type = HWT_PKT_FUP};
+		pk.u.ip.ipc = 6; /* the full address: no last-IP state needed */
+		pk.u.ip.ip = b->end_ip;
+		int k = hwt_pt_pkt_encode(end, sizeof(end), &pk);
+		memset(&pk, 0, sizeof(pk));
+		pk.type = HWT_PKT_TIP_PGD;
+		int k2 = k > 0 ? hwt_pt_pkt_encode(end + k, sizeof(end) - (size_t)k, &pk) : -1;
+		nend = k2 > 0 ? (size_t)(k + k2) : 0;
+	}
+	uint64_t total = n + (ntnt ? 1 : 0) + nend;
 	uint64_t pad = (8 - (total & 7)) & 7; /* PADs: perf wants 8-byte pieces */
 	struct hwt_ring *r = &m->st->ring;
 	if (!r->overwrite && total + pad > r->aux_size)
@@ -591,6 +609,8 @@ static int append_box(struct hwt_session *s, struct emu_map *m)
 		tail[0] = hwt_emu_tnt_byte(b->tnt, ntnt);
 		if (ntnt)
 			hwt_ring_aux_write(r, tail, 1);
+		if (nend)
+			hwt_ring_aux_write(r, end, nend);
 		memset(tail, 0, sizeof(tail));
 		if (pad)
 			hwt_ring_aux_write(r, tail, (size_t)pad);
@@ -610,7 +630,7 @@ static int append_box(struct hwt_session *s, struct emu_map *m)
 		if (fd >= 0)
 			close(fd);
 	}
-	b->pkt_len = b->ntnt = b->truth_len = 0;
+	b->pkt_len = b->ntnt = b->truth_len = b->end_ip = 0;
 	return 1;
 }
 

@@ -94,4 +94,9 @@ const struct hwt_pmu *hwt_hw_pmu(struct hwt_session *s);
  * words, at least HWT_IPT_FILTER_STR_LEN + 1); returns the words used. */
 int hwt_ipt_priv_filter(uint64_t *priv, size_t max, const char *f);
 
+/* emu_exec.c: the plugin arguments (",nofollow=1", ",follow=GLOB"...,
+ * %-encoded) that tell the emulated units which exec()ed programs to
+ * follow; malloc()ed ("" for all), NULL when out of memory. */
+char *hwt_emu_exec_args(const struct hwt_session_config *cfg);
+
 #endif
