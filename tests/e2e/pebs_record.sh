@@ -7,6 +7,8 @@
 #   hwt script --format tsv gives them too;
 #   the program's stdout and exit status equal those of an untraced run;
 #   perf mem report reads the recording.
+# Programs: ls, sort, sed, gzip, zstd -T2 (threads), bash (fork), perl,
+# gawk; loads and stores, with and without ldlat, model terms.
 # Model checks (tests/e2e/progs/pebs_walk.c, built with gcc): loads at
 # random lines of a 256 MiB buffer (32 x the model's 8 MiB LLC) miss the
 # LLC on >= 90% of the samples perf attributes to walk_random; a loop over
@@ -94,6 +96,7 @@ check pebs_rec_sort mem-loads/period=53/ sort -n lines.txt
 check pebs_rec_sed_stores mem-stores/period=41/ sed -e 's/x/y/g' lines.txt
 check pebs_rec_gzip mem-loads/ldlat=0,period=301/ gzip -c data.txt
 MIN_THREADS=2 check pebs_rec_zstd_threads mem-loads/ldlat=0,period=211/ zstd -T2 -B65536 -q -c big.txt
+MIN_THREADS=2 check pebs_rec_bash_fork mem-loads/ldlat=0,period=50/ bash -c '(echo sub; true); echo "n=$(echo x)"; echo done'
 check pebs_rec_perl mem-stores/period=97,l1_size=16K,llc_size=1M/ perl -e 'my %h; $h{$_ % 7}++ for 1..5000; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
 check pebs_rec_gawk mem-loads gawk 'BEGIN { for (i = 0; i < 20000; i++) a[i] = i * 3; s = 0; for (k in a) s += a[k]; print s }'
 
