@@ -50,7 +50,7 @@ HWT := $(BUILD)/hwt
 PLUGIN := $(BUILD)/hwt-pt-plugin.so
 # the emulated ETM: qemu-aarch64 plugin, emu/aarch64/ + the shared stream code
 ETM_PLUGIN := $(BUILD)/hwt-etm-plugin.so
-ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c emu/cache_model.c
+ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c emu/cache_model.c emu/exec.c
 
 .PHONY: all build deps check demo bench fuzz clean format tests install uninstall
 
