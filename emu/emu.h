@@ -39,6 +39,7 @@ struct emu_filter {
 struct emu_global {
 	struct ptg_cfg ptg;
 	int bts;	 /* fmt=bts: Intel BTS records (btsgen.h) instead of PT */
+	int pebs;	 /* fmt=pebs: memory samples (pebs.c), no trace bytes */
 	char dir[512];	 /* stream files (recorder), "" for none */
 	int announce_fd; /* pipe to the recorder, -1 for none */
 	char raw[512];	 /* debug: raw PT per thread to raw.<tid> */
@@ -87,6 +88,10 @@ struct emu_thr {
 	/* the box of the stream file (unit/emu_abi.h): buf and tbuf live in
 	 * it when there is one (else they are malloc()ed) */
 	struct hwt_emu_box *box;
+	/* a sampling unit's per-thread state (pebs.c), freed with
+	 * unit_free by emu_thr_free */
+	void *unit;
+	void (*unit_free)(void *unit);
 	char spath[600]; /* the stream file, "" for none */
 };
 
@@ -124,6 +129,7 @@ static inline void emu_box_sync(struct emu_thr *t)
 		b->pkt_len = t->g.len;
 		b->tnt = t->g.tnt;
 		b->ntnt = t->g.ntnt;
+		b->end_ip = t->g.en && t->prev && !emu.bts ? t->prev->start : 0;
 	}
 }
 
@@ -147,6 +153,18 @@ void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff,
 		 int flags, const char *path, int fd);
 void emu_sb_initial_maps(struct emu_thr *t);
 void emu_sb_comm(struct emu_thr *t, const char *comm, int exec);
+/* a whole record (PERF_RECORD_SAMPLE with its fields) into the data ring */
+void emu_put_sample(struct emu_thr *t, const void *rec, size_t len);
+/* plugin.c: the thread state of a vCPU (created on first use), NULL if none */
+struct emu_thr *emu_thr_of(unsigned vcpu);
+/* pebs.c (fmt=pebs): plugin arguments (1 taken, 0 not ours, -1 bad),
+ * checks after parsing, per-TB memory callbacks, syscall results (data
+ * mappings: mmap, brk) */
+int pebs_arg(const char *k, const char *v);
+int pebs_setup(void);
+struct qemu_plugin_tb;
+void pebs_tb_trans(struct qemu_plugin_tb *tb, const struct emu_tb *e);
+void pebs_syscall_ret(struct emu_thr *t, int64_t num, int64_t ret);
 /* exec.c: following exec() (see there) */
 /* a plugin argument of exec.c's: 1 taken, 0 not ours, -1 bad */
 int emu_exec_arg(const char *k, const char *v);

@@ -27,11 +27,12 @@
  * TIP.PGE where user mode resumes.  Signals delivered by the kernel part
  * appear as a TIP.PGE to the handler; a transfer no instruction explains
  * is treated as an asynchronous event (FUP, TIP.PGD, TIP.PGE).
- * Limits: a signal that interrupts code right after a conditional or
- * indirect branch (not at a syscall) is reported at the branch's
- * fall-through IP; a Jcc whose target is its fall-through is recorded as
+ * A signal delivered between blocks is reported at the instruction its
+ * frame names (sigframe.h), also after a conditional or indirect branch.
+ * Limits: a Jcc whose target is its fall-through is recorded as
  * not taken.  exec()ed programs are followed in the same stream (exec.c:
  * qemu re-executes itself with the new program).
+ * Code generated at run time: jit.c.
  */
 #include <elf.h>
 #include <errno.h>
@@ -47,6 +48,8 @@
 
 #include "emu.h"
 #include "qemu_plugin_api.h"
+#include "jit.h"
+#include "sigframe.h"
 #include "hwt/x86.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -84,6 +87,13 @@ static int is_handler(uint64_t ip)
 		if (emu.handlers[i] == ip)
 			return 1;
 	return 0;
+}
+
+static struct emu_thr *thr_get(unsigned vcpu);
+struct emu_thr *emu_thr_of(unsigned vcpu)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	return __builtin_expect(t != NULL, 1) ? t : thr_get(vcpu);
 }
 
 static struct emu_thr *thr_get(unsigned vcpu)
@@ -247,6 +257,47 @@ static void transition(struct emu_thr *t, const struct emu_tb *p, uint64_t to)
 	}
 }
 
+/* A signal handler starts at `to` right after block p and its frame says
+ * the signal interrupted the instruction at `at` (sigframe.h): p's branch
+ * went to `at` (unless p itself was cut short, `at` inside it), then the
+ * asynchronous transfer at -> to.  1 if handled. */
+static int signal_entry(struct emu_thr *t, const struct emu_tb *p, uint64_t to, uint64_t at)
+{
+	int inside = at >= p->start && at <= p->last;
+	int ok;
+	switch (p->cls) {
+	case EMU_JCC:
+		ok = at == p->target || at == p->next;
+		break;
+	case EMU_JMP:
+	case EMU_CALL:
+		ok = at == p->target;
+		break;
+	case EMU_JMP_IND:
+	case EMU_CALL_IND:
+	case EMU_RET:
+		ok = 1;
+		break;
+	case EMU_OTHER:
+		ok = at == p->next;
+		break;
+	default: { /* at a system call: user mode resumes at `at` (after it, at
+		    * it when restarted, where rt_sigreturn goes) */
+		struct emu_tb q = *p;
+		q.next = at;
+		transition(t, &q, to);
+		return 1;
+	}
+	}
+	if (!ok && !inside)
+		return 0;
+	if (!inside)
+		transition(t, p, at);
+	struct emu_tb a = {.start = at, .last = at, .next = at, .cls = EMU_OTHER};
+	transition(t, &a, to); /* not linear: the asynchronous transfer from at */
+	return 1;
+}
+
 /* Hot path: one call per executed block.  The common cases (tracing on,
  * no filters, no CYC, the branch explained by the previous block) are
  * handled inline; everything else goes through transition(). */
@@ -259,6 +310,11 @@ static void tb_exec(unsigned vcpu, void *udata)
 		if (!t)
 			return;
 	}
+	if (emu.pebs) { /* sampling: only the clock (the samples: pebs.c) */
+		t->prev = cur;
+		t->icount += cur->n;
+		return;
+	}
 	struct ptgen *g = &t->g;
 	const struct emu_tb *p = t->prev;
 	t->prev = cur;
@@ -268,6 +324,10 @@ static void tb_exec(unsigned vcpu, void *udata)
 	if (now >= g->mtc_next)
 		ptg_time(g, now);
 	uint64_t to = cur->start;
+	uint64_t at;
+	if (__builtin_expect(emu_sig_maybe(to), 0) && p && emu_sig_frame(to, &at) &&
+	    signal_entry(t, p, to, at))
+		goto done;
 	if (__builtin_expect(p && g->en && !emu.nfilt && !g->cfg.cyc && g->cfg.branch, 1)) {
 		switch (p->cls) {
 		case EMU_JCC:
@@ -337,6 +397,16 @@ done:
 	emu_box_sync(t);
 }
 
+/* A block in generated code (jit.c): its version of the code is announced
+ * before its trace. */
+static void tb_exec_jit(unsigned vcpu, void *udata)
+{
+	struct emu_thr *t = thr_get(vcpu);
+	if (t)
+		emu_jit_exec(t, udata);
+	tb_exec(vcpu, udata);
+}
+
 static uint8_t classify(const struct hwt_x86_insn *in)
 {
 	switch (in->iclass) {
@@ -365,7 +435,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	if (!n)
 		return;
-	struct emu_tb *e = calloc(1, sizeof(*e));
+	struct emu_jit_tb *jt = emu_jit_capture(tb, qemu_plugin_tb_vaddr(tb)); /* jit.c */
+	struct emu_tb *e = jt ? &jt->tb : calloc(1, sizeof(*e));
 	if (!e)
 		return;
 	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
@@ -390,7 +461,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	} else {
 		e->cls = EMU_OTHER;
 	}
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, e);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, jt ? tb_exec_jit : tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+					     e);
+	if (emu.pebs)
+		pebs_tb_trans(tb, e);
 }
 
 static void child_after_fork(struct emu_thr *parent)
@@ -423,7 +497,7 @@ static void child_after_fork(struct emu_thr *parent)
 	btg_init(&t->b);
 	emu_thr_start_records(t, 1);
 	/* Resume like the parent: after the syscall, user mode comes back. */
-	if (!emu.bts)
+	if (!emu.bts && !emu.pebs)
 		ptg_begin(&t->g);
 	t->prev = prev;
 	thr_by_vcpu[vcpu] = t;
@@ -439,6 +513,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	t->sys_num = num;
 	t->sys_args[0] = a1, t->sys_args[1] = a2, t->sys_args[2] = a3;
 	t->sys_args[3] = a4, t->sys_args[4] = a5, t->sys_args[5] = a6;
+	emu_sig_syscall(num, t->sys_args);
 	if (!t->stopped)
 		ptg_pgd(&t->g, 0, 0);
 	switch (num) {
@@ -471,6 +546,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 			    (const uint64_t *)(uintptr_t)(a2 + (uint64_t)emu.guest_base);
 			uint64_t h = act[0];
 			emu.handlers[a1] = h > 1 ? h : 0; /* SIG_DFL 0, SIG_IGN 1 */
+			emu_sig_action((int)a1, act);
 		}
 		break;
 	default:
@@ -519,10 +595,12 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 			}
 			emu_sb_mmap(t, (uint64_t)ret, t->sys_args[1], fd >= 0 ? t->sys_args[5] : 0,
 				    (int)t->sys_args[2], (int)t->sys_args[3], path, fd);
+			emu_jit_map((uint64_t)ret, t->sys_args[1], path);
 		}
 		break;
 	case SYS_mprotect:
-		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
+		if (ret == 0 && (t->sys_args[2] & PROT_EXEC) &&
+		    !emu_jit_protect(t->sys_args[0], t->sys_args[1]))
 			emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
 				    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
 		break;
@@ -530,12 +608,15 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 		break;
 	}
 	t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL; /* a fork replaced it */
+	if (t && emu.pebs)
+		pebs_syscall_ret(t, num, ret);
 	if (t)
 		emu_box_sync(t);
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p)
 {
+	emu_jit_finish();
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *t = thr_by_vcpu[i];
 		if (t) {
@@ -655,14 +736,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		}
 		*eq = 0;
 		const char *k = argv[i], *v = eq + 1;
+		int pa;
 		unsigned long long n = strtoull(v, NULL, 0);
 		if (!strcmp(k, "dir"))
 			snprintf(emu.dir, sizeof(emu.dir), "%s", v);
 		else if (!strcmp(k, "fd"))
 			emu.announce_fd = (int)n;
-		else if (!strcmp(k, "fmt") && (!strcmp(v, "pt") || !strcmp(v, "bts")))
+		else if (!strcmp(k, "fmt") &&
+			 (!strcmp(v, "pt") || !strcmp(v, "bts") || !strcmp(v, "pebs"))) {
 			emu.bts = !strcmp(v, "bts");
-		else if (!strcmp(k, "raw"))
+			emu.pebs = !strcmp(v, "pebs");
+		} else if ((pa = pebs_arg(k, v)) != 0) {
+			if (pa < 0) /* pebs.c said what */
+				return -1;
+		} else if (!strcmp(k, "raw"))
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
 		else if (!strcmp(k, "truth"))
 			snprintf(emu.truth, sizeof(emu.truth), "%s", v);
@@ -726,6 +813,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		}
 		emu.ptg.mtc = 0; /* the PT generator writes nothing */
 		emu.ptg.tsc = 0;
+	}
+	if (emu.pebs) {
+		if (emu.nfilt) {
+			fprintf(stderr, "hwt-pt-plugin: fmt=pebs has no address filters\n");
+			return -1;
+		}
+		emu.ptg.mtc = 0;
+		emu.ptg.tsc = 0;
+		if (pebs_setup() < 0)
+			return -1;
 	}
 	/* one warning about exec() for the whole process tree (forks share it) */
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

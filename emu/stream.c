@@ -126,6 +126,18 @@ static void put_record(struct emu_thr *t, const void *fixed, size_t fixed_len, c
 	put_record_id(t, fixed, fixed_len, str, trace ? emu.sample_id : emu.sb_id);
 }
 
+void emu_put_sample(struct emu_thr *t, const void *rec, size_t len)
+{
+	const struct perf_event_header *h = rec;
+	if (!t->have_ring || len != h->size)
+		return;
+	while (hwt_ring_write_record(&t->ring, h) == HWT_ERR_AGAIN) {
+		if (emu.snapshot && t->ring.data_size < len)
+			return;
+		nap(t);
+	}
+}
+
 static void announce(const char *line)
 {
 	if (emu.announce_fd >= 0)
@@ -255,6 +267,8 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 
 void emu_thr_free(struct emu_thr *t)
 {
+	if (t->unit && t->unit_free)
+		t->unit_free(t->unit);
 	if (!t->box) {
 		free(t->buf);
 		free(t->tbuf);
@@ -480,9 +494,14 @@ void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
 		t->box->truth_len = t->tlen;
 }
 
-static void aux_out(struct emu_thr *t, const uint8_t *p, size_t n)
+/* The first n pending bytes of the generator into the AUX ring, taken
+ * out of the generator (and so out of the box) piece by piece: a thread
+ * killed while it waits for room leaves in its box only what the ring
+ * does not have yet. */
+static void aux_out(struct emu_thr *t, size_t n)
 {
 	while (n) {
+		const uint8_t *p = t->g.buf;
 		uint64_t space = hwt_ring_aux_space(&t->ring);
 		/* whole pieces (packet boundaries) unless larger than the ring */
 		if (!space || (space < n && n <= t->ring.aux_size && !emu.snapshot)) {
@@ -499,7 +518,8 @@ static void aux_out(struct emu_thr *t, const uint8_t *p, size_t n)
 			r.flags = emu.aux_flags;
 			put_record(t, &r, sizeof(r), NULL);
 		}
-		p += chunk;
+		ptg_consume(&t->g, chunk);
+		emu_box_sync(t);
 		n -= chunk;
 	}
 }
@@ -528,8 +548,9 @@ void emu_thr_flush(struct emu_thr *t, int force)
 	if (t->raw_fd >= 0)
 		write_all(t->raw_fd, t->g.buf, n);
 	if (t->have_ring)
-		aux_out(t, t->g.buf, n);
-	ptg_consume(&t->g, n);
+		aux_out(t, n);
+	else
+		ptg_consume(&t->g, n);
 	emu_box_sync(t);
 }
 

@@ -7,7 +7,7 @@
 set -e
 PKGS="gcc make clang libc6-dev libelf-dev libdw-dev libzydis-dev libipt-dev qemu-user linux-perf zlib1g-dev gawk
 libopencsd-dev libcapstone-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross pkg-config
-chromium lcov libxml2-utils python3 tmux iproute2"
+chromium lcov libxml2-utils python3 tmux iproute2 luajit"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive

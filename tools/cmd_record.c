@@ -45,10 +45,14 @@ static const char usage_text[] =
     "                  [--no-follow-exec | --follow-exec=GLOB...]\n"
     "                  [-p PID | -t TID | -a | -C LIST] [-N] [--] [CMD ARGS...]\n"
     "Record CMD (or a running process, or CPUs) into a perf.data file.\n"
-    "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, dummy (sideband\n"
-    "                  only); terms as perf's: intel_pt/tsc,mtc,mtc_period=3,cyc,\n"
-    "                  cyc_thresh=N,psb_period=N,noretcomp,branch=0/u\n"
-    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts) even if\n"
+    "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, mem-loads,\n"
+    "                  mem-stores, dummy (sideband only); terms as perf's:\n"
+    "                  intel_pt/tsc,mtc,mtc_period=3,cyc,cyc_thresh=N,psb_period=N,\n"
+    "                  noretcomp,branch=0/u, mem-loads/ldlat=30/ (emulated PEBS)\n"
+    "  -c N            sample period of a sampling event (mem-loads, mem-stores,\n"
+    "                  arm_spe)\n"
+    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts, cs_etm,\n"
+    "                  arm_spe, mem-loads, mem-stores) even if\n"
     "                  hardware exists\n"
     "  --no-emulate    hardware only: fail if the trace unit is not present\n"
     "  -o FILE         output (default hwt.data; an existing one becomes FILE.old);\n"
@@ -60,7 +64,8 @@ static const char usage_text[] =
     "                  and at the end\n"
     "  --filter SPEC   address filters: 'filter|start|stop|tracestop ADDR|SYM[/SIZE]\n"
     "                  [@FILE]', comma separated\n"
-    "  --truth FILE    emulated unit: write the branch ground truth to FILE\n"
+    "  --truth FILE    emulated unit: write the ground truth to FILE (branches;\n"
+    "                  mem-loads/mem-stores/arm_spe: the sampled operations)\n"
     "  --no-follow-exec  emulated unit: programs started by exec() run untraced\n"
     "                  (by default they are traced too, in the same stream)\n"
     "  --follow-exec=GLOB  emulated unit: follow only programs whose path matches\n"
@@ -186,6 +191,7 @@ struct rec_opts {
 	int flight;	 /* --flight-recorder */
 	unsigned last_n; /* --last */
 	uint64_t aux_bytes, data_bytes, snapshot_bytes;
+	const char *period; /* -c N: the event's sample period (term period=N) */
 	pid_t pid, tid;
 	int *cpus;
 	size_t ncpus;
@@ -223,6 +229,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->event = val;
 		} else if (!strncmp(a, "-e", 2) && a[2]) {
 			o->event = a + 2;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--count")) {
+			NEEDVAL();
+			o->period = val;
 		} else if (!strcmp(a, "-N") || !strcmp(a, "--no-buildid-cache")) {
 			o->no_buildid_cache = 1;
 		} else if (!strcmp(a, "--emulate")) {
@@ -367,7 +376,8 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		char name[64];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
 		/* cs_etm (emulated) finds bare names in the aarch64 sysroot */
-		if (!strcmp(name, "cs_etm") && !strchr(o->cmd[0], '/'))
+		int a64 = !strcmp(name, "cs_etm") || !strcmp(name, "arm_spe");
+		if (a64 && !strchr(o->cmd[0], '/'))
 			return 0;
 		if (hwt_find_program(o->cmd[0], prog, proglen)) {
 			cli_err("record", "command not found: '%s'", o->cmd[0]);
@@ -390,12 +400,11 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 				prog, m, bts ? "BTS" : "PT");
 			return 2;
 		}
-		if (!strcmp(name, "cs_etm") && m == EM_X86_64) {
-			cli_err(
-			    "record",
-			    "'%s' is an x86-64 program: CoreSight ETM traces Arm code; record it "
-			    "with -e intel_pt",
-			    prog);
+		if (a64 && m == EM_X86_64) {
+			cli_err("record",
+				"'%s' is an x86-64 program: %s traces Arm code; record it "
+				"with -e intel_pt",
+				prog, name[0] == 'c' ? "CoreSight ETM" : "Arm SPE");
 			return 2;
 		}
 	}
@@ -415,6 +424,25 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		return 2;
 	}
 	return 0;
+}
+
+/* "name[/terms/][mods]" with term=value added to the terms. */
+static const char *event_with_term(const char *ev, const char *term, const char *value, char *buf,
+				   size_t len)
+{
+	const char *sl = strchr(ev, '/');
+	if (!sl) {
+		size_t n = strcspn(ev, ":");
+		snprintf(buf, len, "%.*s/%s=%s/%s", (int)n, ev, term, value,
+			 ev[n] ? ev + n + 1 : "");
+		return buf;
+	}
+	const char *end = strchr(sl + 1, '/');
+	if (!end)
+		end = sl + strlen(sl);
+	snprintf(buf, len, "%.*s%s%s=%s%s", (int)(end - ev), ev, end > sl + 1 ? "," : "", term,
+		 value, *end ? end : "/");
+	return buf;
 }
 
 static int exit_code(int wstatus)
@@ -449,6 +477,9 @@ int hwt_cmd_record(int argc, char **argv)
 	char fevent[512];
 	if (o.flight)
 		o.event = flight_event(o.event, o.snapshot_bytes, fevent, sizeof(fevent));
+	char pevent[600];
+	if (o.period) /* perf's -c: the period term of the event */
+		o.event = event_with_term(o.event, "period", o.period, pevent, sizeof(pevent));
 	cfg.event = o.event;
 	cfg.emulate = o.emulate;
 	cfg.aux_bytes = o.aux_bytes;

@@ -38,9 +38,18 @@ _Static_assert(sizeof(struct hwt_dec_insn) == sizeof(struct hwt_pt_insn) &&
 const uint8_t hwt_pt_psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 				    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
 
+/* The first PSB in [p, p+n), as the packet decoder sees it: a PSB
+ * pattern inside a longer run of 02 82 pairs (a CYC byte 02 and a TNT
+ * byte 82 can precede a PSB) is the run's last 16 bytes. */
 const uint8_t *pt_find_psb(const uint8_t *p, size_t n)
 {
-	return memmem(p, n, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat));
+	const uint8_t *h = memmem(p, n, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat));
+	if (!h)
+		return NULL;
+	const uint8_t *end = p + n;
+	while (end - h >= 18 && h[16] == 0x02 && h[17] == 0x82)
+		h += 2;
+	return h;
 }
 
 int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
@@ -340,6 +349,7 @@ static void thread_for_time(struct pt *e, int have_time, uint64_t t)
 	if (th && th != e->th) {
 		flush_pending(e);
 		e->have_prev = 0;
+		e->have_async_at = 0;
 		e->th = th;
 	}
 }
@@ -371,25 +381,59 @@ static void gap(struct pt *e, uint64_t base, int err)
 	hwt_dec_emit_gap(e->dec, e->th, base + off,
 			 e->bd ? hwt_pt_block_ip(e->bd) : hwt_pt_insn_ip(e->d), err);
 	e->have_prev = 0;
+	e->have_async_at = 0;
+}
+
+/* An asynchronous event at ip (its FUP): the instruction at ip did not
+ * execute, so a branch into it (the last instruction seen was a taken
+ * branch) is reported here, not at ip's instruction. */
+static void branch_into(struct pt *e, uint64_t ip, int have_time, uint64_t t)
+{
+	if (!e->have_prev || !hwt_insn_is_branch(e->prev_class))
+		return;
+	int taken = e->prev_class == HWT_INSN_JCC || hwt_insn_is_far(e->prev_class)
+			? !falls_through(e, ip)
+			: 1;
+	if (taken)
+		emit_branch(e, e->prev_ip, ip, hwt_branch_kind_of(e->prev_class), have_time, t);
+	e->have_prev = 0;
 }
 
 static void handle_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
 {
+	if (ev->type == HWT_EV_ASYNC_BRANCH && !ev->ip_suppressed)
+		branch_into(e, ev->u.async_branch.from, have_time, t);
+	else if (ev->type == HWT_EV_ASYNC_DISABLED) /* at is the FUP's: known */
+		branch_into(e, ev->u.async_disabled.at, have_time, t);
 	if (e->c->event)
 		emit_event(e, ev);
+	int async_at = e->have_async_at;
 	switch (ev->type) {
 	case HWT_EV_ASYNC_BRANCH:
+		e->have_async_at = 0;
 		flush_pending(e);
 		if (!ev->ip_suppressed)
 			emit_branch(e, ev->u.async_branch.from, ev->ip, HWT_BR_ASYNC, have_time, t);
 		e->have_prev = 0;
 		break;
-	case HWT_EV_ENABLED:
-	case HWT_EV_DISABLED:
 	case HWT_EV_ASYNC_DISABLED:
+		/* user-only tracing: the signal handler (or the kernel's return
+		 * elsewhere) shows as the next enable at another ip */
+		e->have_async_at = 1;
+		e->async_at = ev->u.async_disabled.at;
+		e->have_prev = 0;
+		break;
+	case HWT_EV_ENABLED:
+		if (async_at && !ev->ip_suppressed && ev->ip != e->async_at)
+			emit_branch(e, e->async_at, ev->ip, HWT_BR_ASYNC, have_time, t);
+		e->have_async_at = 0;
+		e->have_prev = 0;
+		break;
+	case HWT_EV_DISABLED:
 	case HWT_EV_OVERFLOW:
 	case HWT_EV_TSX:
 	case HWT_EV_STOP:
+		e->have_async_at = 0;
 		e->have_prev = 0;
 		break;
 	default:
@@ -481,6 +525,7 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	if (region_start(e, q, data, n))
 		return;
 	e->have_prev = 0;
+	e->have_async_at = 0;
 	e->npend = 0;
 	e->npevs = 0;
 	e->pend_overflow = 0;

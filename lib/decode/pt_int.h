@@ -81,6 +81,8 @@ struct pt {
 	struct hwt_pt_block_decoder *bd; /* instead of d when nobody wants
 					  * instructions' bytes or time */
 	int have_prev;
+	int have_async_at; /* the last event was an async disable at async_at */
+	uint64_t async_at;
 	uint64_t prev_ip, prev_end; /* previous instruction: ip, ip + size
 				     * (prev_end 0: size unknown) */
 	int prev_class, prev_mode;

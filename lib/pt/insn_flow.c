@@ -93,7 +93,8 @@ int flow_decode(struct flow *f, struct hwt_x86_insn *xi, int *truncated)
 		return err;
 	if (span.avail >= 15) {
 		struct icache_entry *e =
-		    &f->cache->icache[(f->ip ^ (f->ip >> 12) ^ span.id * 0x9e37u) & (ICACHE_SIZE - 1)];
+		    &f->cache
+			 ->icache[(f->ip ^ (f->ip >> 12) ^ span.id * 0x9e37u) & (ICACHE_SIZE - 1)];
 		if (e->valid && e->ip == f->ip && e->id == span.id && e->mode == mode) {
 			*xi = e->insn;
 			return 0;
@@ -163,7 +164,9 @@ int flow_event_applies(const struct flow *f, const struct hwt_pt_event *ev)
 	case HWT_EV_ASYNC_DISABLED:
 		if (!f->enabled || !f->have_ip)
 			return 1;
-		if (f->ip != ev->u.async_disabled.at)
+		/* TNT bits before the FUP belong to branches before the event
+		 * (a loop may pass its ip several times first) */
+		if (f->ip != ev->u.async_disabled.at || qry_tnt_cached(f->q))
 			return 0;
 		if (f->errata.skd022) {
 			/* SKD022: a VM entry that clears TraceEn may send a
@@ -176,7 +179,8 @@ int flow_event_applies(const struct flow *f, const struct hwt_pt_event *ev)
 		}
 		return 1;
 	case HWT_EV_ASYNC_BRANCH:
-		return !f->enabled || !f->have_ip || f->ip == ev->u.async_branch.from;
+		return !f->enabled || !f->have_ip ||
+		       (f->ip == ev->u.async_branch.from && !qry_tnt_cached(f->q));
 	case HWT_EV_TSX:
 		if (ev->ip_suppressed || !f->enabled || !f->have_ip || f->ip == ev->ip)
 			return 1;

@@ -10,7 +10,11 @@
  * callback, so nothing is lost when the thread dies of a fatal signal
  * (QEMU 7.2 calls no plugin callback then): once every traced process is
  * gone, the recorder appends each unfinished stream's box to its AUX ring
- * and to the truth file.  Threads that end normally empty their box first.
+ * and to the truth file, and ends an Intel PT stream that was tracing with
+ * FUP(end_ip) + TIP.PGD (an asynchronous disable where the thread stopped,
+ * as hardware writes when the kernel takes the thread away), so decoders
+ * walk the direct branches up to it.  Threads that end normally empty
+ * their box first.
  */
 #ifndef HWT_UNIT_EMU_ABI_H
 #define HWT_UNIT_EMU_ABI_H
@@ -28,6 +32,8 @@ struct hwt_emu_box {
 	uint64_t pkt_len;   /* packet bytes at HWT_EMU_BOX_HDR not yet in the AUX ring */
 	uint64_t tnt, ntnt; /* conditional branch outcomes not yet in a TNT packet */
 	uint64_t truth_len; /* truth bytes at HDR + PKT not yet in the truth file */
+	uint64_t end_ip;    /* Intel PT, tracing on: the start of the block the thread
+			     * runs (it ends there if it dies: FUP + TIP.PGD), else 0 */
 };
 
 /* The short TNT packet of n (1..6) pending bits (oldest in the highest

@@ -19,6 +19,20 @@ extern const struct hwt_unit_ops hwt_unit_cs_etm;
 extern const struct hwt_unit_ops hwt_unit_dummy;
 /* The emulated cs_etm unit (emu_etm.c: qemu-aarch64 + hwt-etm-plugin.so). */
 extern const struct hwt_unit_ops hwt_unit_emu_etm;
+/* The emulated arm_spe unit (emu_spe.c: the same plugin in its SPE mode). */
+extern const struct hwt_unit_ops hwt_unit_emu_spe;
+
+/* The emulated PEBS units (emu_pebs.c: mem-loads, mem-stores), run by
+ * the x86-64 plugin with other arguments: emu_pt.c's probe, launch, poll
+ * and close on a private state hwt_emu_x86_configure sets up with the
+ * plugin arguments of the unit ("fmt=pebs,..."). */
+extern const struct hwt_unit_ops hwt_unit_emu_mem_loads;
+extern const struct hwt_unit_ops hwt_unit_emu_mem_stores;
+int hwt_emu_x86_configure(struct hwt_session *s, const char *plugin_args);
+int hwt_emu_x86_probe(struct hwt_unit_info *info);
+int hwt_emu_x86_launch(struct hwt_session *s, char *const argv[], pid_t *pid);
+int hwt_emu_x86_poll(struct hwt_session *s, int timeout_ms);
+void hwt_emu_x86_close(struct hwt_session *s);
 
 /* Find a program like execvp (a name with '/' as is, else along $PATH,
  * /usr/local/bin:/usr/bin:/bin without it): 0 with its path in out, or -1.

@@ -1,0 +1,171 @@
+#!/bin/bash
+# tests/e2e/emu_signal.sh - signals and endings of the emulated Intel PT
+# unit (`hwt record --emulate --truth`), decoded by Linux perf (the oracle)
+# and by hwt script:
+#  - a busy loop (progs/sig_branch.c) that a timer signal interrupts until it
+#    has landed, at least 3 times each, right after a taken conditional
+#    branch, a not-taken one and an indirect jump: the truth's async rows
+#    name exactly the RIPs the program's handler read from its ucontext
+#    (where sigreturn resumes), in order; perf's and hwt's async rows are
+#    those rows (the signals delivered at a system call aside: user-only
+#    tracing shows them as a syscall, no async row), and their branches
+#    equal the truth's;
+#  - 20 recordings stopped at varied moments (a delay that grows with the
+#    run's number, no timing assertion): SIGINT to hwt record (Ctrl-C) or
+#    SIGTERM / SIGKILL to the program itself, over programs with and
+#    without a SIGINT handler: perf script --itrace=be reports no error,
+#    hwt script no gap, and both give exactly the truth's branches.
+set -u
+. "$(dirname "$0")/lib.bash"
+HWT=$(realpath -m "$B/hwt")
+
+for need in qemu-x86_64 perf gcc; do
+	if ! command -v $need >/dev/null; then
+		skip emu_signal "$need not installed"
+		exit 0
+	fi
+done
+if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
+	fail emu_signal "$B/hwt or $B/hwt-pt-plugin.so not built"
+	exit 0
+fi
+export LC_ALL=C
+
+# perf's taken branches (tid<TAB>from<TAB>to), trace begin/end rows removed
+perf_branches() {
+	awk '$3 == "=>" && $2 != "0" && $4 != "0" { print $1 "\t0x" $2 "\t0x" $4 }' "$1"
+}
+
+# ---- signals right after a taken / not-taken Jcc and an indirect jump ----
+sig_branch() {
+	local name=emu_signal_branch d=$T/sig
+	mkdir -p "$d"
+	if ! gcc -O1 -o "$d/sb" tests/e2e/progs/sig_branch.c 2>"$d/cc.err"; then
+		fail $name "gcc: $(head -2 "$d/cc.err")"
+		return
+	fi
+	"$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- "$d/sb" 3 \
+		>"$d/out" 2>"$d/err"
+	local rc=$?
+	if [ $rc != 0 ]; then
+		fail $name "exit status $rc: $(grep -v '^\[' "$d/err" | head -2)"
+		return
+	fi
+	# 1. the truth's async rows are the handler's RIPs
+	awk -F'\t' '$4 == "async" { print $2 }' "$d/truth" >"$d/t.from"
+	sed 's/^0x0*/0x/' "$d/out" >"$d/prog.rip"
+	if [ ! -s "$d/t.from" ] || ! cmp -s "$d/t.from" "$d/prog.rip"; then
+		fail $name "truth's async rows ($(wc -l <"$d/t.from")) differ from the interrupted RIPs ($(wc -l <"$d/prog.rip")): $(diff "$d/t.from" "$d/prog.rip" | head -3 | tr '\n' ' ')"
+		return
+	fi
+	pass "$name ($(grep -v '^\[' "$d/err" | head -1); truth = handler's RIPs)"
+	# 2. perf
+	perf script -i "$d/perf.data" --itrace=be -F tid,flags,ip,addr >"$d/ps" 2>"$d/ps.err"
+	if grep -q "instruction trace error" "$d/ps" "$d/ps.err"; then
+		fail ${name}_perf "$(grep -m1 'instruction trace error' "$d/ps" "$d/ps.err")"
+		return
+	fi
+	local handler
+	handler=$(awk -F'\t' '$4 == "async" { print $3; exit }' "$d/truth")
+	awk '/tr end +async/ { print "0x" $(NF - 2) }' "$d/ps" >"$d/p.from"
+	local entries
+	entries=$(awk -v h="$handler" '/tr strt/ && "0x" $NF == h { n++ } END { print n + 0 }' "$d/ps")
+	perf_branches <(awk '!/tr end|tr strt/ { $2 = ""; print }' "$d/ps") | sort -s -k1,1n >"$d/p"
+	awk -F'\t' 'NF == 3' "$d/truth" | sort -s -k1,1n >"$d/t"
+	# async rows of the truth that perf has, in order; the rest must be
+	# the handler entries perf shows after a system call
+	local tn pn
+	tn=$(wc -l <"$d/t.from")
+	pn=$(wc -l <"$d/p.from")
+	local subseq
+	subseq=$(awk 'NR == FNR { p[++np] = $1; next } { if (i < np && $1 == p[i + 1]) i++ }
+		END { print (i == np) ? "yes" : "no" }' "$d/p.from" "$d/t.from")
+	if [ "$entries" != "$tn" ]; then
+		fail ${name}_perf "perf enters the handler $entries times, the truth $tn"
+	elif [ "$subseq" != yes ] || [ "$pn" -lt 1 ]; then
+		fail ${name}_perf "perf's async rows ($pn) are not the truth's ($tn): $(diff "$d/p.from" "$d/t.from" | head -3 | tr '\n' ' ')"
+	elif ! cmp -s "$d/p" "$d/t"; then
+		fail ${name}_perf "perf's branches differ from the truth ($(wc -l <"$d/p") vs $(wc -l <"$d/t")): $(diff "$d/p" "$d/t" | head -3 | tr '\n' ' ')"
+	else
+		pass "${name}_perf ($pn async rows as the truth's, $((tn - pn)) at system calls; $(wc -l <"$d/t") branches)"
+	fi
+	# 3. hwt script: the same async rows as perf, the truth's branches
+	"$HWT" script -i "$d/perf.data" --branches --format tsv >"$d/hs" 2>"$d/hs.err"
+	awk -F'\t' '$4 == "async" { print $2 }' "$d/hs" >"$d/h.from"
+	awk -F'\t' '$4 != "async"' "$d/hs" | cut -f1-3 | sort -s -k1,1n >"$d/h"
+	local hto
+	hto=$(awk -F'\t' -v h="$handler" '$4 == "async" && $3 != h { n++ } END { print n + 0 }' "$d/hs")
+	if ! cmp -s "$d/h.from" "$d/p.from" || [ "$hto" != 0 ]; then
+		fail ${name}_script "hwt's async rows ($(wc -l <"$d/h.from"), $hto not to the handler) differ from perf's ($pn): $(diff "$d/h.from" "$d/p.from" | head -3 | tr '\n' ' ')"
+	elif ! cmp -s "$d/h" "$d/t"; then
+		fail ${name}_script "hwt script's branches differ from the truth ($(wc -l <"$d/h") vs $(wc -l <"$d/t")): $(diff "$d/h" "$d/t" | head -3 | tr '\n' ' ')"
+	else
+		pass "${name}_script ($pn async rows as perf's, branches as the truth)"
+	fi
+	rm -rf "$d"
+}
+
+# ---- endings: stopped at varied moments ----
+head -c 30000000 /dev/urandom >"$T/big.bin"
+seq 1 400000 | sed 's/1/x/g' >"$T/lines.txt"
+
+# stop_run I: run I of 20; program, stop and delay chosen from I
+stop_run() {
+	local i=$1 d=$T/stop$1
+	mkdir -p "$d"
+	local delay how cmd
+	delay=$(awk -v i="$i" 'BEGIN { printf "%.2f", 0.6 + 0.06 * i }')
+	case $((i % 4)) in
+	0) cmd=(gzip -1 -c big.bin) ;;   # SIGINT handler: cleans up, exits
+	1) cmd=(md5sum big.bin) ;;       # no handler: SIGINT kills it
+	2) cmd=(sort -r lines.txt) ;;    # handler, then re-raises
+	3) cmd=(zstd -T2 -q -c big.bin) ;; # threads
+	esac
+	case $((i % 5)) in
+	3) how=TERM ;; # to the program (qemu) itself
+	4) how=KILL ;;
+	*) how=INT ;;  # to hwt record: Ctrl-C
+	esac
+	(cd "$T" && exec "$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- "${cmd[@]}" \
+		>/dev/null 2>"$d/err") &
+	local rec=$!
+	sleep "$delay"
+	if [ $how = INT ]; then
+		kill -INT $rec 2>/dev/null
+	else
+		local q
+		q=$(pgrep -P $rec | head -1)
+		[ -n "$q" ] && kill -$how "$q" 2>/dev/null
+	fi
+	wait $rec
+	local name="emu_signal_stop_$i (${cmd[0]}, SIG$how after ${delay}s)"
+	if [ ! -s "$d/perf.data" ]; then
+		fail "$name" "no recording: $(head -2 "$d/err")"
+		return
+	fi
+	perf script -i "$d/perf.data" --itrace=be -F tid,ip,addr >"$d/ps" 2>"$d/ps.err"
+	local perr herr
+	perr=$(grep -c "instruction trace error" "$d/ps")
+	"$HWT" script -i "$d/perf.data" --branches --format tsv >"$d/hs" 2>"$d/hs.err"
+	herr=$(grep -vc '^[0-9]' "$d/hs")
+	perf_branches "$d/ps" | sort -s -k1,1n >"$d/p"
+	awk -F'\t' 'NF == 3' "$d/truth" | sort -s -k1,1n >"$d/t"
+	awk -F'\t' '$4 != "async"' "$d/hs" | grep '^[0-9]' | cut -f1-3 | sort -s -k1,1n >"$d/h"
+	if [ "$perr" != 0 ]; then
+		fail "$name" "perf: $perr errors: $(grep -m1 'instruction trace error' "$d/ps")"
+	elif [ "$herr" != 0 ]; then
+		fail "$name" "hwt script: $herr gaps: $(grep -m1 -v '^[0-9]' "$d/hs")"
+	elif ! cmp -s "$d/p" "$d/t"; then
+		fail "$name" "perf's branches differ from the truth ($(wc -l <"$d/p") vs $(wc -l <"$d/t")): $(diff "$d/p" "$d/t" | head -3 | tr '\n' ' ')"
+	elif ! cmp -s "$d/h" "$d/t"; then
+		fail "$name" "hwt's branches differ from the truth ($(wc -l <"$d/h") vs $(wc -l <"$d/t")): $(diff "$d/h" "$d/t" | head -3 | tr '\n' ' ')"
+	else
+		pass "$name: $(wc -l <"$d/t") branches, no error, perf = hwt = truth"
+	fi
+	rm -rf "$d"
+}
+
+sig_branch
+for i in $(seq 0 19); do
+	stop_run "$i"
+done
