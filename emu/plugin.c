@@ -528,6 +528,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		break;
 	case SYS_execve:
 	case SYS_execveat:
+		/* a PSB+ ends the program's last region here: a decoder that
+		 * decodes PSB to PSB finishes it before the exec's COMM */
+		if (!emu.bts && !t->stopped)
+			ptg_psb(&t->g, 0);
 		emu_thr_flush(t, 2);
 		emu_truth_flush(t);
 		emu_exec_syscall(t, num, a1, a2, a3, a4, a5); /* follows it (exec.c) */

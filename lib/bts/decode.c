@@ -148,6 +148,28 @@ static int bts_chunk(void *state, struct hwt_dec_queue *q, const uint8_t *data, 
 	return 0;
 }
 
+/* COMM exec: the process runs another program, so its threads' next
+ * records do not continue from the old program's last target. */
+static int bts_record(void *state, const struct hwt_perf_record *rec)
+{
+	struct bts_state *s = state;
+	if (rec->type != PERF_RECORD_COMM || !(rec->misc & PERF_RECORD_MISC_COMM_EXEC) ||
+	    rec->size < sizeof(struct hwt_perf_rec_comm))
+		return 0;
+	struct hwt_perf_rec_comm c;
+	memcpy(&c, rec->hdr, sizeof(c));
+	struct hwt_dec_queue *q;
+	for (size_t i = 0; (q = hwt_dec_queue_at(s->dec, i)); i++) {
+		struct bts_queue *bq = q->fmt;
+		if (!bq || q->per_cpu || q->tid == (uint32_t)-1)
+			continue;
+		struct hwt_dec_thread *t = hwt_dec_thread_get(s->dec, q->tid, (uint32_t)-1);
+		if (t && t->pid == c.pid)
+			bq->have_prev = 0;
+	}
+	return 0;
+}
+
 static int bts_flush(void *state, struct hwt_dec_queue *q)
 {
 	struct bts_state *s = state;
@@ -173,6 +195,7 @@ const struct hwt_decoder_ops hwt_decoder_intel_bts = {
     .auxtrace_type = 2, /* PERF_AUXTRACE_INTEL_BTS */
     .create = bts_create,
     .chunk = bts_chunk,
+    .record = bts_record,
     .flush = bts_flush,
     .free = bts_free,
 };

@@ -509,23 +509,6 @@ static void on_mmap(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 	hwt_process_mmap(d->all, m->addr, m->len, m->pgoff, prot, path);
 }
 
-/* A process calls exec(): its threads' trace so far belongs to the old
- * program, so the format decodes what it holds of their per-thread
- * queues before the image changes. */
-static void exec_flush(struct hwt_decoder *d, uint32_t pid)
-{
-	if (!d->ops || !d->ops->flush)
-		return;
-	for (size_t i = 0; i < d->nqueues; i++) {
-		struct hwt_dec_queue *q = d->queues[i];
-		if (q->per_cpu || q->tid == (uint32_t)-1 || !q->fmt)
-			continue;
-		struct hwt_dec_thread *t = hwt_dec_thread_get(d, q->tid, (uint32_t)-1);
-		if (t && t->pid == pid)
-			(void)d->ops->flush(d->fst, q);
-	}
-}
-
 static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 {
 	switch (rec->type) {
@@ -537,7 +520,6 @@ static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec
 		const struct hwt_perf_rec_comm *c = &cc;
 		hwt_dec_thread_get(d, c->tid, c->pid);
 		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
-			exec_flush(d, c->pid);
 			struct hwt_process *p = hwt_dec_process_get(d, c->pid);
 			if (p)
 				hwt_process_exec(p);
