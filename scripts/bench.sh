@@ -67,6 +67,11 @@ fi
 # "bts-decode: hwt X MB/s, perf-script Y MB/s, ratio X/Y".
 out=$(bench/bench_bts.sh "$B" 2>/dev/null) || status=1
 echo "${out:-bts-decode: FAIL (bench/bench_bts.sh printed nothing)}"
+# --- section: CoreSight ETM decoding, hwt vs perf script (bench/bench_etm.sh) ---
+# one bzip2 recording of the emulated cs_etm unit; prints
+# "etm-decode: hwt X MB/s, perf-script Y MB/s, ratio X/Y".
+out=$(bench/bench_etm.sh "$B" 2>/dev/null) || status=1
+echo "${out:-etm-decode: FAIL (bench/bench_etm.sh printed nothing)}"
 # --- section: emulated CoreSight ETM unit cost (bench/bench_emu_arm.sh) ---
 if [ -x bench/bench_emu_arm.sh ]; then
 	out=$(bench/bench_emu_arm.sh "$B" 2>/tmp/hwt-bench-emu-arm-$$.err)

@@ -21,8 +21,9 @@ static const char usage_text[] =
     "usage: hwt script [-i FILE | FILE] [--branches [--format tsv|text] | --insn [--disasm]\n"
     "                  | --calls | --last N [--tid T]] [--no-time] [--srcline]\n"
     "\n"
-    "Decode a recording (hwt's or perf's intel_pt perf.data; default hwt.data) and\n"
-    "print its control flow.  Code is read from the files the recording mapped.\n"
+    "Decode a recording (hwt's or perf's intel_pt, intel_bts or cs_etm perf.data;\n"
+    "default hwt.data) and print its control flow.  Code is read from the files\n"
+    "the recording mapped.\n"
     "\n"
     "  --branches        taken branches (default): tid, time, kind, from => to\n"
     "  --format tsv      branches as 'tid<TAB>from<TAB>to<TAB>kind'; kinds: jcc jmp\n"
@@ -31,7 +32,7 @@ static const char usage_text[] =
     "  tid, time, operation, ip symbol+off => data address object+off, latency,\n"
     "  data source; tsv: tid ip addr latency data_src op time symbol object\n"
     "  --insn            every instruction: tid, time, ip, symbol+offset\n"
-    "  --disasm          with --insn: Intel-syntax disassembly\n"
+    "  --disasm          with --insn: disassembly (x86: Intel syntax; Arm: A64)\n"
     "  --calls           calls and returns, indented by depth, with durations\n"
     "  --no-time         leave out timestamps\n"
     "  --no-progress     no progress line on stderr (shown only when stderr is a\n"
@@ -42,7 +43,7 @@ static const char usage_text[] =
     "                    its last N taken branches and its call stack as\n"
     "                    reconstructed from the trace; the fatal signal if recorded\n"
     "Trace errors are printed inline as '[offset, ip: error: text]'; decoding goes\n"
-    "on at the next PSB.  Exit status 1 if there were any.\n"
+    "on at the next PSB (cs_etm: A-sync).  Exit status 1 if there were any.\n"
     "(hwt script --pt FILE ... decodes a raw PT stream instead; see --pt --help.)\n";
 
 enum mode { M_BRANCHES, M_INSN, M_CALLS };

@@ -202,8 +202,8 @@ int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_c
 	if (rc == HWT_ERR_NOT_SUPPORTED) {
 		if (info.format == HWT_PERF_AUXTRACE_CS_ETM)
 			cli_err(cmd,
-				"'%s' is a CoreSight ETM (cs_etm) recording: decode it with 'perf "
-				"script -i %s' (OpenCSD) or list its packets with 'hwt dump %s'",
+				"'%s' is a CoreSight recording hwt cannot decode (see above): try "
+				"'perf script -i %s', or list its packets with 'hwt dump %s'",
 				path, path, path);
 		ret = 2;
 	} else if (!info.nr_aux && !info.nr_samples) {

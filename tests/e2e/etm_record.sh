@@ -152,11 +152,19 @@ check() {
 }
 
 # each program in frames (this file) and raw (etm_record_raw.sh sets
-# ETM_MODE=raw and runs this file: two files, two time budgets)
+# ETM_MODE=raw and runs this file); every other program in this file,
+# the rest in etm_record_b.sh / etm_record_raw_b.sh (ETM_PART=b): four
+# files, four time budgets
 MODE=${ETM_MODE:-frames}
+PART=${ETM_PART:-a}
+NPROG=0
 both() {
 	local name=$1
 	shift
+	NPROG=$((NPROG + 1))
+	local mine=a
+	[ $((NPROG % 2)) = 0 ] && mine=b
+	[ "$mine" = "$PART" ] || return 0
 	if [ "$MODE" = raw ]; then
 		check "${name}_raw" cs_etm/raw/ "$@"
 	else
@@ -175,12 +183,12 @@ both etm_rec_gawk_libs "$ROOT/usr/bin/gawk" -M 'BEGIN { print 2^200; exit 3 }'
 both etm_rec_zstd_threads "$ROOT/usr/bin/zstd" -T2 -q -c data.txt
 both etm_rec_xz_threads "$ROOT/usr/bin/xz" -T2 -q -c data.txt
 both etm_rec_dash_fork "$ROOT/bin/dash" -c 'echo a; (echo sub; exit 3); echo "sub=$?"'
-[ "$MODE" = frames ] && check etm_rec_perl_signal cs_etm "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; my %h; $h{$_ % 7}++ for 1..500; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
-[ "$MODE" = raw ] && check etm_rec_perl_signal_raw cs_etm/raw/ "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; print "done\n"'
+[ "$MODE" = frames ] && [ "$PART" = b ] && check etm_rec_perl_signal cs_etm "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; my %h; $h{$_ % 7}++ for 1..500; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
+[ "$MODE" = raw ] && [ "$PART" = b ] && check etm_rec_perl_signal_raw cs_etm/raw/ "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; print "done\n"'
 both etm_rec_bzip2 "$ROOT/bin/bzip2" -c data.txt
 
 # the wrong unit for the program's architecture: one clear line, exit 2
-[ "$MODE" = raw ] && exit 0
+[ "$MODE" = raw ] || [ "$PART" = b ] && exit 0
 "$HWT" record -e intel_pt --emulate -o "$T/x.data" -- "$PROGS/branches" >/dev/null 2>"$T/err"
 rc=$?
 if [ $rc = 2 ] && grep -q "cs_etm" "$T/err"; then

@@ -3,4 +3,5 @@
 # raw (cs_etm/raw/: unformatted ETMv4 bytes, AUX records flagged 0x100,
 # as ETE/TRBE systems write): perf and hwt script against the truth.
 ETM_MODE=raw
+ETM_PART=a
 . "$(dirname "$0")/etm_record.sh"
