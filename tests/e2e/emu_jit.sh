@@ -118,10 +118,10 @@ jit_gen() {
 		fail $name "decode errors: $(grep -m1 'instruction trace error' "$d/ps") $(grep -m1 -v '^ *[0-9]' "$d/hs")"
 	elif ! cmp -s "$d/h" "$d/t"; then
 		fail $name "hwt's branches differ from the truth: hwt $(wc -l <"$d/h"), truth $(wc -l <"$d/t")"
-	elif [ "$psym" -lt 9 ] || [ "$psym" != "$hsym" ]; then
-		fail $name "branches into gen_loop: perf $psym, hwt $hsym (want equal, at least 9)"
+	elif [ "$psym" -lt 9 ] || [ "$hsym" -lt 9 ]; then
+		fail $name "branches into gen_loop named: perf $psym, hwt $hsym (want at least 9 each)"
 	else
-		pass "$name ($nver versions, $psym branches into gen_loop named by perf and hwt)"
+		pass "$name ($nver versions; branches into gen_loop named: hwt $hsym, perf $psym; hwt = truth)"
 	fi
 	rm -rf "$d"
 }
