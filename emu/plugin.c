@@ -5,7 +5,13 @@
  *   dir=D fd=N        stream files in D, announced on pipe fd N (recorder)
  *   fmt=pt|bts        trace format: Intel PT packets (default) or Intel BTS
  *                     records (btsgen.h; user mode only, no filters)
- *   raw=P             debug: raw PT of each thread to P.<tid>
+ *   raw=P             debug: raw PT of each thread to P.<pid>.<tid>
+ *   sync=1            build packets on the program's thread at every block
+ *                     (the reference path, also with HWT_EMU_SYNC=1 in the
+ *                     environment; default: fastpath.c's block log)
+ *   encoder=thread|inline   who builds packets from the block log: a
+ *                     thread of its own (default) or the program's thread
+ *                     every few thousand blocks (HWT_EMU_ENCODER=inline)
  *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
  *   tsc= mtc= mtc_period= cyc= cyc_thresh= psb_period= noretcomp= branch=
  *                     perf intel_pt terms (0/1 or values; perf's defaults)
@@ -108,6 +114,11 @@ static struct emu_thr *thr_get(unsigned vcpu)
 		emu_thr_start_records(t, 1);
 	}
 	first_thread_done = 1;
+	if (emu_fp_attach(t) < 0) {
+		emu_thr_end(t, 1);
+		emu_thr_free(t);
+		return NULL;
+	}
 	thr_by_vcpu[vcpu] = t;
 	return t;
 }
@@ -242,18 +253,15 @@ static void transition(struct emu_thr *t, const struct emu_tb *p, uint64_t to)
 	}
 }
 
-/* Hot path: one call per executed block.  The common cases (tracing on,
- * no filters, no CYC, the branch explained by the previous block) are
- * handled inline; everything else goes through transition(). */
-static void tb_exec(unsigned vcpu, void *udata)
+/* One executed block: the branch that ended the previous block of the
+ * thread is explained by cur's address.  The common cases (tracing on, no
+ * filters, no CYC, the branch explained by the previous block) are handled
+ * inline; everything else goes through transition().  Called in order for
+ * each thread, on the thread itself (sync=1) or from the block log
+ * (fastpath.c); the caller publishes the box afterwards. */
+static inline __attribute__((always_inline)) void step(struct emu_thr *t,
+							const struct emu_tb *cur)
 {
-	const struct emu_tb *cur = udata;
-	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
-	if (__builtin_expect(!t, 0)) {
-		t = thr_get(vcpu);
-		if (!t)
-			return;
-	}
 	struct ptgen *g = &t->g;
 	const struct emu_tb *p = t->prev;
 	t->prev = cur;
@@ -329,8 +337,43 @@ done:
 		ptg_psb(g, to);
 	if (__builtin_expect(g->len >= emu.flush_at, 0))
 		emu_thr_flush(t, 0);
+}
+
+/* One block of thread t (fastpath.c's encoder: the cases it does not
+ * handle itself). */
+void emu_step1(struct emu_thr *t, const struct emu_tb *cur)
+{
+	step(t, cur);
+}
+
+/* sync=1: the whole block's work on the program's thread. */
+static void tb_exec(unsigned vcpu, void *udata)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	if (__builtin_expect(!t, 0)) {
+		t = thr_get(vcpu);
+		if (!t)
+			return;
+	}
+	step(t, udata);
 	emu_box_sync(t);
 }
+
+/* The default hot path: append the block to the thread's log; the
+ * encoder (fastpath.c) runs step() on it later, off this thread. */
+static void tb_log(unsigned vcpu, void *udata)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	if (__builtin_expect(!t, 0)) {
+		t = thr_get(vcpu);
+		if (!t)
+			return;
+	}
+	*t->lpos++ = udata;
+	if (__builtin_expect(t->lpos == t->lend, 0))
+		emu_fp_full(t);
+}
+
 
 static uint8_t classify(const struct hwt_x86_insn *in)
 {
@@ -385,16 +428,20 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	} else {
 		e->cls = EMU_OTHER;
 	}
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, e);
+	emu_fp_tb(e);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, emu.sync ? tb_exec : tb_log,
+					     QEMU_PLUGIN_CB_NO_REGS, e);
 }
 
 static void child_after_fork(struct emu_thr *parent)
 {
 	/* Only this thread survives in the child; drop the others (their data
 	 * belongs to the parent's streams). */
+	emu_fp_child();
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *o = thr_by_vcpu[i];
 		if (o && o != parent) {
+			emu_fp_drop(o);
 			emu_thr_free(o);
 			thr_by_vcpu[i] = NULL;
 		}
@@ -407,6 +454,7 @@ static void child_after_fork(struct emu_thr *parent)
 		munmap(parent->map, parent->map_len);
 	if (parent->raw_fd >= 0)
 		close(parent->raw_fd);
+	emu_fp_drop(parent);
 	emu_thr_free(parent);
 	thr_by_vcpu[vcpu] = NULL;
 	emu.pid = getpid();
@@ -421,6 +469,10 @@ static void child_after_fork(struct emu_thr *parent)
 	if (!emu.bts)
 		ptg_begin(&t->g);
 	t->prev = prev;
+	if (emu_fp_attach(t) < 0) {
+		emu_thr_free(t);
+		return;
+	}
 	thr_by_vcpu[vcpu] = t;
 	emu_box_sync(t);
 }
@@ -431,6 +483,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	struct emu_thr *t = thr_get(vcpu);
 	if (!t)
 		return;
+	emu_fp_sync(t);
 	t->sys_num = num;
 	t->sys_args[0] = a1, t->sys_args[1] = a2, t->sys_args[2] = a3;
 	t->sys_args[3] = a4, t->sys_args[4] = a5, t->sys_args[5] = a6;
@@ -458,6 +511,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		emu_truth_flush(t);
 		break;
 	case SYS_exit:
+		emu_fp_detach(t);
 		emu_thr_end(t, 1);
 		thr_by_vcpu[vcpu] = NULL;
 		break;
@@ -483,6 +537,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 	struct emu_thr *t = thr_get(vcpu);
 	if (!t || num != t->sys_num)
 		return;
+	emu_fp_sync(t);
 	switch (num) {
 	case SYS_fork:
 	case SYS_vfork:
@@ -532,9 +587,11 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 
 static void at_exit(qemu_plugin_id_t id, void *p)
 {
+	emu_fp_stop();
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *t = thr_by_vcpu[i];
 		if (t) {
+			emu_fp_detach(t);
 			emu_thr_end(t, 1);
 			thr_by_vcpu[i] = NULL;
 		}
@@ -642,6 +699,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	emu.flush_at = 64 << 10;
 	emu.tsc0 = 1000000;
 	emu.pid = getpid();
+	const char *sync_env = getenv("HWT_EMU_SYNC"); /* the reference path, for tests */
+	emu.sync = sync_env && *sync_env == '1';
+	const char *enc_env = getenv("HWT_EMU_ENCODER");
+	emu.encoder_inline = enc_env && !strcmp(enc_env, "inline");
 	for (int i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 		if (!eq) {
@@ -658,6 +719,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			emu.announce_fd = (int)n;
 		else if (!strcmp(k, "fmt") && (!strcmp(v, "pt") || !strcmp(v, "bts")))
 			emu.bts = !strcmp(v, "bts");
+		else if (!strcmp(k, "sync"))
+			emu.sync = !!n;
+		else if (!strcmp(k, "encoder") && (!strcmp(v, "thread") || !strcmp(v, "inline")))
+			emu.encoder_inline = !strcmp(v, "inline");
 		else if (!strcmp(k, "raw"))
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
 		else if (!strcmp(k, "truth"))
