@@ -59,7 +59,7 @@ struct emu_global {
 	uint64_t tsc0;	       /* TSC at process start */
 	char sysroot[512];     /* qemu -L prefix (the ETM plugin), "" for none */
 	uint64_t aux_flags;    /* PERF_RECORD_AUX flags of every piece (ETM raw: 0x100) */
-	int sync;	       /* sync=1: packets built at every block (no block log) */
+	int sync;	       /* encoder=sync: packets built at every block (no log) */
 	int encoder_inline;    /* encoder=inline: block log encoded on the thread itself */
 };
 
@@ -156,17 +156,17 @@ void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff,
 		 int flags, const char *path, int fd);
 void emu_sb_initial_maps(struct emu_thr *t);
 void emu_sb_comm(struct emu_thr *t, const char *comm, int exec);
-/* fastpath.c: the block log and the encoder thread (no-ops with sync=1) */
+/* fastpath.c: the block log and the encoder thread (no-ops with encoder=sync) */
 struct emu_fp;
 void emu_fp_tb(struct emu_tb *e);      /* at translation: the fa/fb fields */
-int emu_fp_attach(struct emu_thr *t); /* on t's thread, before its first block */
-void emu_fp_full(struct emu_thr *t);  /* tb_log: the current chunk is full */
-void emu_fp_sync(struct emu_thr *t);  /* on t's thread: every logged block encoded */
+int emu_fp_attach(struct emu_thr *t);  /* on t's thread, before its first block */
+void emu_fp_full(struct emu_thr *t);   /* tb_log: the current chunk is full */
+void emu_fp_sync(struct emu_thr *t);   /* on t's thread: every logged block encoded */
 void emu_fp_detach(struct emu_thr *t); /* sync, then forget t's log */
 void emu_fp_drop(struct emu_thr *t);   /* forked child: free a copied log */
 void emu_fp_child(void);	       /* forked child: no encoder thread yet */
 void emu_fp_stop(void);		       /* process exit: stop the encoder thread */
-/* plugin.c: one block of thread t (the whole per-block work of sync=1) */
+/* plugin.c: one block of thread t (the whole per-block work of encoder=sync) */
 void emu_step1(struct emu_thr *t, const struct emu_tb *cur);
 /* plugin.c: a file was mapped executable (activates address filters). */
 void emu_filter_mapped(const char *path, uint64_t addr, uint64_t len, uint64_t pgoff);

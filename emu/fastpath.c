@@ -6,7 +6,7 @@
  * executed block to the thread's log: a ring of FP_NCHUNK chunks of
  * FP_CHUNK pointers.  A full chunk is published (pub) and the encoder
  * thread runs emu_steps() on it (plugin.c: the same per-block code as
- * sync=1, in the same order), so the packets, the truth and every AUX
+ * encoder=sync, in the same order), so the packets, the truth and every AUX
  * piece are byte for byte what the program's thread would have written.
  * Whoever encodes a thread's blocks holds its lock (mu): the encoder
  * thread, or the program's thread itself when
@@ -14,7 +14,7 @@
  *  - at every system call and thread end (emu_fp_sync: all logged blocks,
  *    also the unpublished part of the current chunk, are encoded before
  *    the plugin adds PGD, sideband records or forks), so everything
- *    outside the block hot path sees the state it saw with sync=1,
+ *    outside the block hot path sees the state it saw with encoder=sync,
  *  - on a host SIGSEGV/SIGBUS (a guest memory fault, possibly fatal:
  *    QEMU then ends the process without any plugin callback), so the
  *    box (unit/emu_abi.h) holds the trace up to the faulting block.
@@ -39,10 +39,10 @@
 
 #include "emu.h"
 
-#define FP_CHUNK 4096u /* entries per chunk (encoder thread) */
-#define FP_NCHUNK 32u /* chunks in the ring (encoder thread) */
+#define FP_CHUNK 4096u	      /* entries per chunk (encoder thread) */
+#define FP_NCHUNK 32u	      /* chunks in the ring (encoder thread) */
 #define FP_CHUNK_INLINE 1024u /* encoder=inline: one chunk, reused (stays in cache) */
-#define FP_WAKE 8u /* wake a sleeping encoder when this many chunks wait */
+#define FP_WAKE 8u	      /* wake a sleeping encoder when this many chunks wait */
 
 struct emu_fp {
 	const struct emu_tb **log; /* FP_NCHUNK * FP_CHUNK entries */
@@ -75,7 +75,7 @@ static inline const struct emu_tb **chunk_at(struct emu_fp *f, uint64_t c)
 }
 
 /* n blocks of thread t in execution order: exactly what emu_step1 (the
- * sync=1 path) does for each, with the common transitions done here with
+ * encoder=sync path) does for each, with the common transitions done here with
  * the generator's hot state in registers: a Jcc's outcome or a compressed
  * RET (a TNT bit), a fall-through, a direct JMP or CALL.  Any other block
  * (MTC due, indirect branch, uncompressed RET, asynchronous transfer,

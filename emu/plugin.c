@@ -6,12 +6,11 @@
  *   fmt=pt|bts        trace format: Intel PT packets (default) or Intel BTS
  *                     records (btsgen.h; user mode only, no filters)
  *   raw=P             debug: raw PT of each thread to P.<pid>.<tid>
- *   sync=1            build packets on the program's thread at every block
- *                     (the reference path, also with HWT_EMU_SYNC=1 in the
- *                     environment; default: fastpath.c's block log)
- *   encoder=thread|inline   who builds packets from the block log: a
- *                     thread of its own (default) or the program's thread
- *                     every few thousand blocks (HWT_EMU_ENCODER=inline)
+ *   encoder=thread|inline|sync   who builds the packets: fastpath.c's
+ *                     encoder thread from the program's block log (default),
+ *                     the program's thread every thousand blocks (inline),
+ *                     or the program's thread at every block (sync: the
+ *                     reference); default from $HWT_EMU_ENCODER
  *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
  *   tsc= mtc= mtc_period= cyc= cyc_thresh= psb_period= noretcomp= branch=
  *                     perf intel_pt terms (0/1 or values; perf's defaults)
@@ -257,10 +256,9 @@ static void transition(struct emu_thr *t, const struct emu_tb *p, uint64_t to)
  * thread is explained by cur's address.  The common cases (tracing on, no
  * filters, no CYC, the branch explained by the previous block) are handled
  * inline; everything else goes through transition().  Called in order for
- * each thread, on the thread itself (sync=1) or from the block log
+ * each thread, on the thread itself (encoder=sync) or from the block log
  * (fastpath.c); the caller publishes the box afterwards. */
-static inline __attribute__((always_inline)) void step(struct emu_thr *t,
-							const struct emu_tb *cur)
+static inline __attribute__((always_inline)) void step(struct emu_thr *t, const struct emu_tb *cur)
 {
 	struct ptgen *g = &t->g;
 	const struct emu_tb *p = t->prev;
@@ -346,7 +344,7 @@ void emu_step1(struct emu_thr *t, const struct emu_tb *cur)
 	step(t, cur);
 }
 
-/* sync=1: the whole block's work on the program's thread. */
+/* encoder=sync: the whole block's work on the program's thread. */
 static void tb_exec(unsigned vcpu, void *udata)
 {
 	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
@@ -373,7 +371,6 @@ static void tb_log(unsigned vcpu, void *udata)
 	if (__builtin_expect(t->lpos == t->lend, 0))
 		emu_fp_full(t);
 }
-
 
 static uint8_t classify(const struct hwt_x86_insn *in)
 {
@@ -699,10 +696,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	emu.flush_at = 64 << 10;
 	emu.tsc0 = 1000000;
 	emu.pid = getpid();
-	const char *sync_env = getenv("HWT_EMU_SYNC"); /* the reference path, for tests */
-	emu.sync = sync_env && *sync_env == '1';
-	const char *enc_env = getenv("HWT_EMU_ENCODER");
-	emu.encoder_inline = enc_env && !strcmp(enc_env, "inline");
+	/* HWT_EMU_ENCODER=sync|thread|inline: the encoder=... default (tests) */
+	const char *enc = getenv("HWT_EMU_ENCODER");
+	emu.sync = enc && !strcmp(enc, "sync");
+	emu.encoder_inline = enc && !strcmp(enc, "inline");
 	for (int i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 		if (!eq) {
@@ -719,11 +716,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			emu.announce_fd = (int)n;
 		else if (!strcmp(k, "fmt") && (!strcmp(v, "pt") || !strcmp(v, "bts")))
 			emu.bts = !strcmp(v, "bts");
-		else if (!strcmp(k, "sync"))
-			emu.sync = !!n;
-		else if (!strcmp(k, "encoder") && (!strcmp(v, "thread") || !strcmp(v, "inline")))
+		else if (!strcmp(k, "encoder") &&
+			 (!strcmp(v, "thread") || !strcmp(v, "inline") || !strcmp(v, "sync"))) {
+			emu.sync = !strcmp(v, "sync");
 			emu.encoder_inline = !strcmp(v, "inline");
-		else if (!strcmp(k, "raw"))
+		} else if (!strcmp(k, "raw"))
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
 		else if (!strcmp(k, "truth"))
 			snprintf(emu.truth, sizeof(emu.truth), "%s", v);
