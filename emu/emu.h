@@ -6,11 +6,14 @@
  * raw debug files, the truth file).  ptgen.h: PT packet generation;
  * btsgen.h: BTS records (plugin argument fmt=bts), written into the same
  * per-thread buffer, so everything but the byte writer is shared.
+ * fastpath.c: the block log (the hot callback only appends the block) and
+ * the encoder thread that runs the per-block code on it.
  *
  * The plugin is a process-wide singleton inside qemu-x86_64, so its state
  * is global (struct emu_global); each guest thread has one struct emu_thr
  * that only that thread touches, except at exit/fork where every other
- * vCPU is stopped.
+ * vCPU is stopped, and the encoder thread, which runs its per-block code
+ * under its log's lock (fastpath.c).
  */
 #ifndef HWT_EMU_EMU_H
 #define HWT_EMU_EMU_H
