@@ -26,7 +26,7 @@ CORPUS ?= $(abspath $(CURDIR)/../shared/corpus/libipt-ptt)
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Iinclude -Ilib -DHWT_VERSION='"$(VERSION)"'
-LDLIBS_LIB := -lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lpthread
+LDLIBS_LIB := -lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lcapstone -lpthread
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -50,7 +50,7 @@ HWT := $(BUILD)/hwt
 PLUGIN := $(BUILD)/hwt-pt-plugin.so
 # the emulated ETM: qemu-aarch64 plugin, emu/aarch64/ + the shared stream code
 ETM_PLUGIN := $(BUILD)/hwt-etm-plugin.so
-ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c
+ETM_EMU_SRCS := $(sort $(wildcard emu/aarch64/*.c)) emu/stream.c emu/cache_model.c
 
 .PHONY: all build deps check demo bench fuzz clean format tests install uninstall
 
@@ -83,31 +83,54 @@ $(BUILD)/libhwt.map: $(LIB_OBJS) $(wildcard include/hwt/*.h) scripts/libhwt_map.
 $(HWT): $(TOOL_OBJS) $(LIBA)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(LIBA) $(LDLIBS_LIB)
 
-# The QEMU plugin is loaded into a qemu that is not built with sanitizers,
-# so it never gets -fsanitize; it links its own copy of the library objects.
+# The QEMU plugins are loaded into a qemu that is not built with
+# sanitizers, so their objects (the library's included) never get
+# -fsanitize: a plain build links its own objects, a SAN=1 build compiles
+# its plugin objects into $(EMU_OBJ) (make check points EMU_OBJ at the
+# plain build's objects, which are the same).  Only the qemu_plugin_*
+# entry points are exported (emu/plugin.map).
 EMU_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
-$(PLUGIN): $(EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h)
+ifeq ($(SAN),1)
+EMU_OBJ ?= $(BUILD)/obj-emu
+$(EMU_OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(EMU_CFLAGS) -fvisibility=hidden -shared -o $@ $(EMU_SRCS) $(LIB_SRCS) $(LDLIBS_LIB)
+	$(Q)$(CC) $(EMU_CFLAGS) -MMD -MP -c $< -o $@
+else
+EMU_OBJ := $(BUILD)/obj
+endif
+EMU_LIB_OBJS := $(LIB_SRCS:%.c=$(EMU_OBJ)/%.o)
+PLUGIN_LDFLAGS := -shared -Wl,--version-script=emu/plugin.map
+$(PLUGIN): $(EMU_SRCS:%.c=$(EMU_OBJ)/%.o) $(EMU_LIB_OBJS) emu/plugin.map
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(PLUGIN_LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS_LIB)
 
-$(ETM_PLUGIN): $(ETM_EMU_SRCS) $(LIB_SRCS) $(wildcard include/hwt/*.h emu/*.h emu/aarch64/*.h)
+$(ETM_PLUGIN): $(ETM_EMU_SRCS:%.c=$(EMU_OBJ)/%.o) $(EMU_LIB_OBJS) emu/plugin.map
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(EMU_CFLAGS) -fvisibility=hidden -shared -o $@ $(ETM_EMU_SRCS) $(LIB_SRCS) $(LDLIBS_LIB) -lcapstone
+	$(Q)$(CC) $(PLUGIN_LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS_LIB) -lcapstone
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA) tests/unit/t.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS_LIB) -lipt
+# unit tests of plugin code include its .c file
+$(BUILD)/tests/test_cache_model: emu/cache_model.c emu/cache_model.h
 
 $(BUILD)/bench/%: bench/%.c $(LIBA)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(LDLIBS_LIB) -lipt
 
-# libFuzzer targets: clang, own instrumented copy of the library.
+# libFuzzer targets: clang, their own instrumented copy of the library
+# (compiled once into build-fuzz/obj, linked into every target).
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Ilib -DHWT_VERSION='"$(VERSION)"' \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-build-fuzz/fuzz/%: fuzz/%.c $(LIB_SRCS)
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
+build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(LDLIBS_LIB)
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+build-fuzz/libhwt-fuzz.a: $(FUZZ_LIB_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+build-fuzz/fuzz/%: fuzz/%.c build-fuzz/libhwt-fuzz.a
+	@mkdir -p $(dir $@)
+	$(Q)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build-fuzz/libhwt-fuzz.a $(LDLIBS_LIB)
 
 # ---- install ----
 # make install [PREFIX=/usr/local] [DESTDIR=...] installs from $(BUILD) what
@@ -142,7 +165,7 @@ $(BUILD)/hwt.pc: FORCE
 		'Version: $(VERSION)' \
 		'Requires.private: libelf libdw' \
 		'Libs: -L$${libdir} -lhwt' \
-		'Libs.private: -lZydis -lpthread' \
+		'Libs.private: -lZydis -lopencsd_c_api -lopencsd -lcapstone -lpthread' \
 		'Cflags: -I$${includedir}' >$@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
@@ -173,10 +196,14 @@ uninstall:
 
 tests: build
 
+# make check builds with one job per CPU unless make was given -j.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PAR := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
 check: deps
-	$(Q)$(MAKE) --no-print-directory build BUILD=build
-	$(Q)$(MAKE) --no-print-directory build BUILD=build-asan SAN=1
-	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)$(MAKE) --no-print-directory $(PAR) build BUILD=build
+	$(Q)$(MAKE) --no-print-directory $(PAR) build BUILD=build-asan SAN=1 EMU_OBJ=build/obj
+	$(Q)$(MAKE) --no-print-directory $(PAR) $(FUZZ_BINS)
 	$(Q)CORPUS=$(CORPUS) scripts/check.sh build build-asan build-fuzz
 
 demo: all
@@ -187,7 +214,7 @@ bench: deps
 	$(Q)CORPUS=$(CORPUS) scripts/bench.sh build
 
 fuzz: deps
-	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)$(MAKE) --no-print-directory $(PAR) $(FUZZ_BINS)
 	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} scripts/fuzz.sh build-fuzz
 
 format:
@@ -196,4 +223,4 @@ format:
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-emu build-fuzz/obj -name '*.d' 2>/dev/null)

@@ -42,6 +42,7 @@ struct emu_filter {
 struct emu_global {
 	struct ptg_cfg ptg;
 	int bts;	 /* fmt=bts: Intel BTS records (btsgen.h) instead of PT */
+	int pebs;	 /* fmt=pebs: memory samples (pebs.c), no trace bytes */
 	char dir[512];	 /* stream files (recorder), "" for none */
 	int announce_fd; /* pipe to the recorder, -1 for none */
 	char raw[512];	 /* debug: raw PT per thread to raw.<tid> */
@@ -95,6 +96,11 @@ struct emu_thr {
 	/* the block log (fastpath.c): tb_log appends at lpos up to lend */
 	const struct emu_tb **lpos, **lend;
 	struct emu_fp *fp;
+	/* a sampling unit's per-thread state (pebs.c), freed with
+	 * unit_free by emu_thr_free */
+	void *unit;
+	void (*unit_free)(void *unit);
+	char spath[600]; /* the stream file, "" for none */
 };
 
 /* One translated block; immutable, never freed (threads keep pointers). */
@@ -171,6 +177,33 @@ void emu_fp_child(void);	       /* forked child: no encoder thread yet */
 void emu_fp_stop(void);		       /* process exit: stop the encoder thread */
 /* plugin.c: one block of thread t (the whole per-block work of encoder=sync) */
 void emu_step1(struct emu_thr *t, const struct emu_tb *cur);
+/* a whole record (PERF_RECORD_SAMPLE with its fields) into the data ring */
+void emu_put_sample(struct emu_thr *t, const void *rec, size_t len);
+/* plugin.c: the thread state of a vCPU (created on first use), NULL if none */
+struct emu_thr *emu_thr_of(unsigned vcpu);
+/* pebs.c (fmt=pebs): plugin arguments (1 taken, 0 not ours, -1 bad),
+ * checks after parsing, per-TB memory callbacks, syscall results (data
+ * mappings: mmap, brk) */
+int pebs_arg(const char *k, const char *v);
+int pebs_setup(void);
+struct qemu_plugin_tb;
+void pebs_tb_trans(struct qemu_plugin_tb *tb, const struct emu_tb *e);
+void pebs_syscall_ret(struct emu_thr *t, int64_t num, int64_t ret);
+/* exec.c: following exec() (see there) */
+/* a plugin argument of exec.c's: 1 taken, 0 not ours, -1 bad */
+int emu_exec_arg(const char *k, const char *v);
+/* after the arguments: the plugin's machine (EM_X86_64, EM_AARCH64) */
+void emu_exec_install(uint16_t machine);
+/* 1 when this qemu continues a thread that called exec() */
+int emu_exec_continued(void);
+/* the COMM of a continued thread (NULL: the binary's basename) */
+const char *emu_exec_comm(void);
+/* the stream file a continued main thread goes on writing (once) */
+const char *emu_exec_take_stream(void);
+/* execve/execveat entry (after the thread's trace and truth are flushed):
+ * does not return when the new program is followed */
+void emu_exec_syscall(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
+		      uint64_t a4, uint64_t a5);
 /* plugin.c: a file was mapped executable (activates address filters). */
 void emu_filter_mapped(const char *path, uint64_t addr, uint64_t len, uint64_t pgoff);
 

@@ -19,6 +19,7 @@
  *                     trace event's AUX/ITRACE_START, sbid: sideband's)
  *   filter=SPEC       kernel address filters, ';'-separated:
  *                     "filter|stop OFF/SIZE[@PATH]" (see parse_filters)
+ *   nofollow=1 follow=GLOB xtsc= xstream= xcomm=   following exec() (exec.c)
  *
  * How control flow is seen: every translated block (TB) ends at its first
  * control transfer, so only the last instruction of a TB can branch.  At
@@ -34,8 +35,10 @@
  * Limits: a signal that interrupts code right after a conditional or
  * indirect branch (not at a syscall) is reported at the branch's
  * fall-through IP; a Jcc whose target is its fall-through is recorded as
- * not taken; exec()ed programs are not followed (one warning).
+ * not taken.  exec()ed programs are followed in the same stream (exec.c:
+ * qemu re-executes itself with the new program).
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -88,6 +91,13 @@ static int is_handler(uint64_t ip)
 	return 0;
 }
 
+static struct emu_thr *thr_get(unsigned vcpu);
+struct emu_thr *emu_thr_of(unsigned vcpu)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	return __builtin_expect(t != NULL, 1) ? t : thr_get(vcpu);
+}
+
 static struct emu_thr *thr_get(unsigned vcpu)
 {
 	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
@@ -106,9 +116,11 @@ static struct emu_thr *thr_get(unsigned vcpu)
 	if (main_thread) {
 		const char *exe = qemu_plugin_path_to_binary();
 		const char *base = exe ? strrchr(exe, '/') : NULL;
-		emu_sb_comm(t, base ? base + 1 : (exe ? exe : "?"), 1);
+		const char *comm = emu_exec_comm(); /* a program exec() started */
+		emu_sb_comm(t, comm ? comm : base ? base + 1 : (exe ? exe : "?"), 1);
 		emu_sb_initial_maps(t);
-		emu_thr_start_records(t, 0);
+		if (!emu_exec_continued())
+			emu_thr_start_records(t, 0);
 	} else {
 		emu_thr_start_records(t, 1);
 	}
@@ -353,6 +365,12 @@ static void tb_exec(unsigned vcpu, void *udata)
 		if (!t)
 			return;
 	}
+	if (emu.pebs) { /* sampling: only the clock (the samples: pebs.c) */
+		const struct emu_tb *cur = udata;
+		t->prev = cur;
+		t->icount += cur->n;
+		return;
+	}
 	step(t, udata);
 	emu_box_sync(t);
 }
@@ -428,6 +446,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	emu_fp_tb(e);
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, emu.sync ? tb_exec : tb_log,
 					     QEMU_PLUGIN_CB_NO_REGS, e);
+	if (emu.pebs)
+		pebs_tb_trans(tb, e);
 }
 
 static void child_after_fork(struct emu_thr *parent)
@@ -463,7 +483,7 @@ static void child_after_fork(struct emu_thr *parent)
 	btg_init(&t->b);
 	emu_thr_start_records(t, 1);
 	/* Resume like the parent: after the syscall, user mode comes back. */
-	if (!emu.bts)
+	if (!emu.bts && !emu.pebs)
 		ptg_begin(&t->g);
 	t->prev = prev;
 	if (emu_fp_attach(t) < 0) {
@@ -498,14 +518,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		break;
 	case SYS_execve:
 	case SYS_execveat:
-		if (emu.exec_warned && !__atomic_exchange_n(emu.exec_warned, 1, __ATOMIC_RELAXED)) {
-			fprintf(stderr,
-				"hwt: pid %d calls exec(); the new program is not "
-				"traced\n",
-				(int)getpid());
-		}
 		emu_thr_flush(t, 2);
 		emu_truth_flush(t);
+		emu_exec_syscall(t, num, a1, a2, a3, a4, a5); /* follows it (exec.c) */
 		break;
 	case SYS_exit:
 		emu_fp_detach(t);
@@ -578,6 +593,8 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 		break;
 	}
 	t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL; /* a fork replaced it */
+	if (t && emu.pebs)
+		pebs_syscall_ret(t, num, ret);
 	if (t)
 		emu_box_sync(t);
 }
@@ -709,15 +726,21 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		}
 		*eq = 0;
 		const char *k = argv[i], *v = eq + 1;
+		int pa;
 		unsigned long long n = strtoull(v, NULL, 0);
 		if (!strcmp(k, "dir"))
 			snprintf(emu.dir, sizeof(emu.dir), "%s", v);
 		else if (!strcmp(k, "fd"))
 			emu.announce_fd = (int)n;
-		else if (!strcmp(k, "fmt") && (!strcmp(v, "pt") || !strcmp(v, "bts")))
+		else if (!strcmp(k, "fmt") &&
+			 (!strcmp(v, "pt") || !strcmp(v, "bts") || !strcmp(v, "pebs"))) {
 			emu.bts = !strcmp(v, "bts");
-		else if (!strcmp(k, "encoder") &&
-			 (!strcmp(v, "thread") || !strcmp(v, "inline") || !strcmp(v, "sync"))) {
+			emu.pebs = !strcmp(v, "pebs");
+		} else if ((pa = pebs_arg(k, v)) != 0) {
+			if (pa < 0) /* pebs.c said what */
+				return -1;
+		} else if (!strcmp(k, "encoder") &&
+			   (!strcmp(v, "thread") || !strcmp(v, "inline") || !strcmp(v, "sync"))) {
 			emu.sync = !strcmp(v, "sync");
 			emu.encoder_inline = !strcmp(v, "inline");
 		} else if (!strcmp(k, "raw"))
@@ -758,8 +781,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				return -1;
 			}
 		} else {
-			fprintf(stderr, "hwt-pt-plugin: unknown argument '%s'\n", k);
-			return -1;
+			int x = emu_exec_arg(k, v); /* exec.c: following exec() */
+			if (x <= 0) {
+				fprintf(stderr, "hwt-pt-plugin: %s argument '%s'\n",
+					x ? "bad value of" : "unknown", k);
+				return -1;
+			}
 		}
 	}
 	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
@@ -781,12 +808,25 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		emu.ptg.mtc = 0; /* the PT generator writes nothing */
 		emu.ptg.tsc = 0;
 	}
+	if (emu.pebs) {
+		if (emu.nfilt) {
+			fprintf(stderr, "hwt-pt-plugin: fmt=pebs has no address filters\n");
+			return -1;
+		}
+		emu.ptg.mtc = 0;
+		emu.ptg.tsc = 0;
+		emu.sync = 1; /* no block log: the clock only, on the thread */
+		if (pebs_setup() < 0)
+			return -1;
+	}
 	/* one warning about exec() for the whole process tree (forks share it) */
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
 	if (emu.truth[0]) {
-		emu.truth_fd =
-		    open(emu.truth, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+		emu.truth_fd = open(emu.truth,
+				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+					(emu_exec_continued() ? 0 : O_TRUNC),
+				    0644);
 		if (emu.truth_fd < 0) {
 			fprintf(stderr, "hwt-pt-plugin: cannot create %s: %s\n", emu.truth,
 				strerror(errno));
@@ -803,6 +843,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
 		}
 	}
+	emu_exec_install(EM_X86_64);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
 	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);

@@ -42,6 +42,15 @@ enum qemu_plugin_cb_flags {
 	QEMU_PLUGIN_CB_RW_REGS,
 };
 
+typedef uint32_t qemu_plugin_meminfo_t;
+enum qemu_plugin_mem_rw {
+	QEMU_PLUGIN_MEM_R = 1,
+	QEMU_PLUGIN_MEM_W,
+	QEMU_PLUGIN_MEM_RW,
+};
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+					  uint64_t vaddr, void *userdata);
+
 typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t id);
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index);
@@ -65,6 +74,11 @@ void qemu_plugin_register_vcpu_exit_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_sim
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
 					  enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+				      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw,
+				      void *userdata);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_cb_t cb);
 void qemu_plugin_register_vcpu_syscall_ret_cb(qemu_plugin_id_t id,
 					      qemu_plugin_vcpu_syscall_ret_cb_t cb);

@@ -126,6 +126,18 @@ static void put_record(struct emu_thr *t, const void *fixed, size_t fixed_len, c
 	put_record_id(t, fixed, fixed_len, str, trace ? emu.sample_id : emu.sb_id);
 }
 
+void emu_put_sample(struct emu_thr *t, const void *rec, size_t len)
+{
+	const struct perf_event_header *h = rec;
+	if (!t->have_ring || len != h->size)
+		return;
+	while (hwt_ring_write_record(&t->ring, h) == HWT_ERR_AGAIN) {
+		if (emu.snapshot && t->ring.data_size < len)
+			return;
+		nap(t);
+	}
+}
+
 static void announce(const char *line)
 {
 	if (emu.announce_fd >= 0)
@@ -135,19 +147,50 @@ static void announce(const char *line)
 static int open_ring(struct emu_thr *t)
 {
 	char path[600];
-	snprintf(path, sizeof(path), "%s/s.%d", emu.dir, (int)t->tid);
 	size_t len = 4096 + emu.data_size + emu.aux_size + HWT_EMU_BOX_BYTES;
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (ftruncate(fd, (off_t)len) < 0) {
+	/* a program exec() started goes on in its thread's stream (exec.c) */
+	const char *cont = emu_exec_take_stream();
+	int fd = cont ? open(cont, O_RDWR | O_CLOEXEC) : -1;
+	struct stat sb;
+	if (fd >= 0 && (fstat(fd, &sb) || (size_t)sb.st_size != len)) {
 		close(fd);
-		return -1;
+		fd = -1;
+	}
+	if (fd >= 0) {
+		snprintf(path, sizeof(path), "%s", cont);
+	} else {
+		/* a new file: s.<tid>, or s.<tid>.<n> when an exec() left one */
+		snprintf(path, sizeof(path), "%s/s.%d", emu.dir, (int)t->tid);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		for (int i = 1; fd < 0 && errno == EEXIST && i < 1000; i++) {
+			snprintf(path, sizeof(path), "%s/s.%d.%d", emu.dir, (int)t->tid, i);
+			fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		}
+		if (fd < 0)
+			return -1;
+		if (ftruncate(fd, (off_t)len) < 0) {
+			close(fd);
+			return -1;
+		}
+		cont = NULL;
 	}
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
 		return -1;
+	snprintf(t->spath, sizeof(t->spath), "%s", path);
+	if (cont) {
+		uint8_t *b = m;
+		hwt_ring_attach(&t->ring, b, b + 4096, emu.data_size, b + 4096 + emu.data_size,
+				emu.aux_size, emu.snapshot);
+		t->map = m;
+		t->map_len = len;
+		t->have_ring = 1;
+		t->box = (struct hwt_emu_box *)(b + 4096 + emu.data_size + emu.aux_size);
+		t->box->magic = HWT_EMU_BOX_MAGIC;
+		t->box->pkt_len = t->box->tnt = t->box->ntnt = t->box->truth_len = 0;
+		return 0; /* the recorder has it already */
+	}
 	uint8_t *b = m;
 	if (hwt_ring_init_producer(&t->ring, b, b + 4096, emu.data_size, b + 4096 + emu.data_size,
 				   emu.aux_size, emu.snapshot) < 0) {
@@ -186,7 +229,10 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 	if (emu.raw[0]) {
 		char path[600];
 		snprintf(path, sizeof(path), "%s.%d.%d", emu.raw, (int)t->pid, (int)t->tid);
-		t->raw_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		t->raw_fd = open(path,
+				 O_WRONLY | O_CREAT | O_CLOEXEC |
+				     (emu_exec_continued() ? O_APPEND : O_TRUNC),
+				 0600);
 		snprintf(path, sizeof(path), "%s.tasks", emu.raw);
 		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (fd >= 0) {
@@ -221,6 +267,8 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 
 void emu_thr_free(struct emu_thr *t)
 {
+	if (t->unit && t->unit_free)
+		t->unit_free(t->unit);
 	if (!t->box) {
 		free(t->buf);
 		free(t->tbuf);

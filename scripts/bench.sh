@@ -79,5 +79,35 @@ if [ -x bench/bench_emu_arm.sh ]; then
 	fi
 	rm -f /tmp/hwt-bench-emu-arm-$$.err
 fi
+# --- section: emulated Arm SPE unit cost (bench/bench_emu_spe.sh) ---
+# CPU time of a bzip2 run under qemu-aarch64 and under `hwt record -e
+# arm_spe` at the default interval; prints
+# "emu-record-spe: qemu A s, hwt B s (N records), overhead-vs-qemu B/A".
+if [ -x bench/bench_emu_spe.sh ]; then
+	out=$(bench/bench_emu_spe.sh "$B" 2>/tmp/hwt-bench-emu-spe-$$.err)
+	rc=$?
+	if [ $rc -ne 0 ] || [ -z "$out" ]; then
+		echo "emu-record-spe: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-spe-$$.err))"
+		status=1
+	else
+		echo "$out"
+	fi
+	rm -f /tmp/hwt-bench-emu-spe-$$.err
+fi
+# --- section: emulated Intel PEBS unit cost (bench/bench_emu_pebs.sh) ---
+# CPU time of a gzip run under qemu-x86_64 and under `hwt record -e
+# mem-loads` / `-e mem-stores` at the default period; prints
+# "emu-record-pebs: qemu A s, mem-loads B s (N samples), mem-stores C s, ...".
+if [ -x bench/bench_emu_pebs.sh ]; then
+	out=$(bench/bench_emu_pebs.sh "$B" 2>/tmp/hwt-bench-emu-pebs-$$.err)
+	rc=$?
+	if [ $rc -ne 0 ] || [ -z "$out" ]; then
+		echo "emu-record-pebs: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-pebs-$$.err))"
+		status=1
+	else
+		echo "$out"
+	fi
+	rm -f /tmp/hwt-bench-emu-pebs-$$.err
+fi
 
 exit $status

@@ -34,6 +34,7 @@
 #include "hwt/bts.h"
 #include "hwt/pt_config.h"
 #include "hwt/etm.h"
+#include "hwt/spe.h"
 #include "hwt/perf_data.h"
 #include "hwt/pt_packet.h"
 #include "out/ptdump.h"
@@ -50,6 +51,8 @@ static const char usage_text[] =
     "options:\n"
     "  --help|-h                 this text\n"
     "  --bts                     FILE holds Intel BTS records (24 bytes each)\n"
+    "  --spe                     FILE holds Arm SPE records (arm_spe recordings are\n"
+    "                            recognised by themselves): one packet a line\n"
     "  --no-sync                 start at offset 0 instead of the first PSB\n"
     "  --quiet                   print only errors\n"
     "  --no-pad                  hide PAD packets\n"
@@ -483,6 +486,61 @@ static int dump_bts(struct dump_state *s, const struct hwt_ptdump_opts *o, const
 	return 0;
 }
 
+/* Arm SPE packets, one a line: "OFFSET  BYTES  TEXT" (a run of Padding
+ * as one line); bad bytes as "[OFFSET: bad packet]", listing resumes at the
+ * next whole record (hwt/spe.h).  Returns 1 if there was damage, else 0. */
+static int dump_spe(struct dump_state *s, const struct hwt_ptdump_opts *o, const uint8_t *data,
+		    size_t size)
+{
+	int damaged = 0;
+	size_t i = 0;
+	while (i < size) {
+		struct hwt_spe_packet pkt;
+		int k = hwt_spe_pkt_decode(data + i, size - i, &pkt);
+		if (k < 0) {
+			char *p = out_room(&s->out);
+			s->out.n +=
+			    (size_t)snprintf(p, 128, "[%08zx: bad packet 0x%02x]\n", i, data[i]);
+			damaged = 1;
+			struct hwt_spe_config c;
+			hwt_spe_config_init(&c);
+			c.begin = data + i + 1;
+			c.end = data + size;
+			struct hwt_spe_decoder *d = hwt_spe_alloc(&c);
+			uint64_t at = size - i - 1;
+			if (d && hwt_spe_sync_forward(d) == 0)
+				hwt_spe_offset(d, &at);
+			hwt_spe_free(d);
+			i += 1 + (size_t)at;
+			continue;
+		}
+		size_t run = (size_t)k;
+		if (pkt.type == HWT_SPE_PAD)
+			while (i + run < size && data[i + run] == 0)
+				run++;
+		if (!o->quiet) {
+			char *p = out_room(&s->out);
+			int n = 0;
+			if (!o->no_offset)
+				n += snprintf(p, 32, "%08zx  ", i);
+			for (int b = 0; b < 11; b++)
+				n += snprintf(p + n, 8,
+					      b < k && pkt.type != HWT_SPE_PAD ? "%02x " : "   ",
+					      data[i + (size_t)b % (size_t)k]);
+			if (pkt.type == HWT_SPE_PAD)
+				n += snprintf(p + n, 64, " PAD x%zu\n", run);
+			else {
+				p[n++] = ' ';
+				n += hwt_spe_pkt_print(&pkt, p + n, 200);
+				p[n++] = '\n';
+			}
+			s->out.n += (size_t)n;
+		}
+		i += run;
+	}
+	return damaged;
+}
+
 /* ---- Arm CoreSight ETMv4 (cs_etm) ---- */
 static int etm_line(void *arg, uint64_t offset, uint8_t id, const char *text)
 {
@@ -554,7 +612,7 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 	struct aux_stream *v = NULL;
 	size_t nv = 0;
 	char err[256] = "";
-	int have_info = 0, rc = 0, ret, bts = 0, etm_raw = 0;
+	int have_info = 0, rc = 0, ret, bts = 0, etm_raw = 0, spe = 0;
 	struct hwt_etm_source esrc[64];
 	size_t nesrc = 0;
 
@@ -568,6 +626,7 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 			const struct hwt_perf_rec_auxtrace_info *ai = (const void *)rec.hdr;
 			size_t nr = (rec.size - sizeof(*ai)) / sizeof(uint64_t);
 			bts = ai->type == HWT_PERF_AUXTRACE_INTEL_BTS;
+			spe = ai->type == HWT_PERF_AUXTRACE_ARM_SPE;
 			if (ai->type == HWT_PERF_AUXTRACE_INTEL_PT &&
 			    hwt_perf_intel_pt_info_parse(&info, (const uint64_t *)(ai + 1), nr) ==
 				0)
@@ -607,6 +666,8 @@ static int dump_perf_data(struct dump_state *s, const struct input *in, const ch
 			int one;
 			if (bts)
 				one = dump_bts(s, o, v[i].data, v[i].size);
+			else if (spe)
+				one = dump_spe(s, o, v[i].data, v[i].size);
 			else if (nesrc)
 				one =
 				    etm_dump_buffer(s, esrc, nesrc, !etm_raw, v[i].data, v[i].size);
@@ -630,7 +691,7 @@ int hwt_cmd_dump(int argc, char **argv)
 	struct dump_state s;
 	struct input in;
 	char *file = NULL;
-	int no_sync = 0, have_cpu = 0, rc, bts = 0, etm = 0, etm_raw = 0;
+	int no_sync = 0, have_cpu = 0, rc, bts = 0, etm = 0, etm_raw = 0, spe = 0;
 	unsigned trace_id = 0x10;
 
 	hwt_pt_config_init(&cfg);
@@ -653,6 +714,8 @@ int hwt_cmd_dump(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--bts")) {
 			bts = 1;
+		} else if (!strcmp(a, "--spe")) {
+			spe = 1;
 		} else if (!strcmp(a, "--trace-id")) {
 			if (arg_num(a, argv[++i], 0x6f, &v) < 0)
 				return 2;
@@ -771,6 +834,8 @@ int hwt_cmd_dump(int argc, char **argv)
 		rc = dump_perf_data(&s, &in, file, &cfg, &o, have_cpu, no_sync);
 	else if (bts)
 		rc = dump_bts(&s, &o, in.data, in.size);
+	else if (spe)
+		rc = dump_spe(&s, &o, in.data, in.size);
 	else if (etm) {
 		struct hwt_etm_source src;
 		hwt_etm_source_default(&src, (uint8_t)trace_id);

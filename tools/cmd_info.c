@@ -33,7 +33,8 @@ static const char usage_text[] =
 
 struct thr {
 	int32_t pid, tid;
-	char comm[64];
+	char comm[256]; /* "a -> b -> c" when the thread exec()ed several programs */
+	int execs;	/* COMM exec records seen */
 	int exited;
 };
 
@@ -203,7 +204,15 @@ static void scan_record(struct hwt_perf_reader *r, struct info *in,
 			struct hwt_perf_rec_comm c;
 			memcpy(&c, rec->hdr, sizeof(c));
 			struct thr *t = thread_get(in, (int32_t)c.pid, (int32_t)c.tid);
-			rec_str(rec, sizeof(c), t->comm, sizeof(t->comm));
+			char name[64];
+			rec_str(rec, sizeof(c), name, sizeof(name));
+			size_t l = strlen(t->comm);
+			/* each program a thread exec()ed: "sh -> env -> printenv" */
+			if ((rec->misc & PERF_RECORD_MISC_COMM_EXEC) && t->execs++ && l &&
+			    l + strlen(name) + 5 < sizeof(t->comm))
+				snprintf(t->comm + l, sizeof(t->comm) - l, " -> %s", name);
+			else
+				snprintf(t->comm, sizeof(t->comm), "%s", name);
 		}
 		break;
 	case PERF_RECORD_FORK:

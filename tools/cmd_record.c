@@ -42,12 +42,17 @@ static const char usage_text[] =
     "usage: hwt record [-e EVENT[/TERMS/][u]] [--emulate|--no-emulate] [-o FILE] [-m SIZE]\n"
     "                  [-S[SIZE]] [--flight-recorder[=SIZE] [--last N]]\n"
     "                  [--filter SPEC] [--truth FILE]\n"
+    "                  [--no-follow-exec | --follow-exec=GLOB...]\n"
     "                  [-p PID | -t TID | -a | -C LIST] [-N] [--] [CMD ARGS...]\n"
     "Record CMD (or a running process, or CPUs) into a perf.data file.\n"
-    "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, dummy (sideband\n"
-    "                  only); terms as perf's: intel_pt/tsc,mtc,mtc_period=3,cyc,\n"
-    "                  cyc_thresh=N,psb_period=N,noretcomp,branch=0/u\n"
-    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts) even if\n"
+    "  -e EVENT        intel_pt (default), intel_bts, arm_spe, cs_etm, mem-loads,\n"
+    "                  mem-stores, dummy (sideband only); terms as perf's:\n"
+    "                  intel_pt/tsc,mtc,mtc_period=3,cyc,cyc_thresh=N,psb_period=N,\n"
+    "                  noretcomp,branch=0/u, mem-loads/ldlat=30/ (emulated PEBS)\n"
+    "  -c N            sample period of a sampling event (mem-loads, mem-stores,\n"
+    "                  arm_spe)\n"
+    "  --emulate       use the emulated unit (QEMU; intel_pt, intel_bts, cs_etm,\n"
+    "                  arm_spe, mem-loads, mem-stores) even if\n"
     "                  hardware exists\n"
     "  --no-emulate    hardware only: fail if the trace unit is not present\n"
     "  -o FILE         output (default hwt.data; an existing one becomes FILE.old);\n"
@@ -59,7 +64,13 @@ static const char usage_text[] =
     "                  and at the end\n"
     "  --filter SPEC   address filters: 'filter|start|stop|tracestop ADDR|SYM[/SIZE]\n"
     "                  [@FILE]', comma separated\n"
-    "  --truth FILE    emulated unit: write the branch ground truth to FILE\n"
+    "  --truth FILE    emulated unit: write the ground truth to FILE (branches;\n"
+    "                  mem-loads/mem-stores/arm_spe: the sampled operations)\n"
+    "  --no-follow-exec  emulated unit: programs started by exec() run untraced\n"
+    "                  (by default they are traced too, in the same stream)\n"
+    "  --follow-exec=GLOB  emulated unit: follow only programs whose path matches\n"
+    "                  GLOB (fnmatch; without '/': the file name); repeatable;\n"
+    "                  the others run untraced, with what they start\n"
     "  --flight-recorder[=SIZE]  keep only the newest SIZE (default 256K) of each\n"
     "                  thread's trace (snapshot mode); when the program dies of\n"
     "                  SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, print which thread\n"
@@ -174,10 +185,13 @@ static int elf_machine(const char *path)
 
 struct rec_opts {
 	const char *event, *output, *filter, *truth;
+	const char *follow_exec; /* --follow-exec globs, '\n'-separated */
+	int no_follow_exec;
 	int emulate, all_cpus, snapshot, no_buildid_cache;
 	int flight;	 /* --flight-recorder */
 	unsigned last_n; /* --last */
 	uint64_t aux_bytes, data_bytes, snapshot_bytes;
+	const char *period; /* -c N: the event's sample period (term period=N) */
 	pid_t pid, tid;
 	int *cpus;
 	size_t ncpus;
@@ -215,6 +229,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 			o->event = val;
 		} else if (!strncmp(a, "-e", 2) && a[2]) {
 			o->event = a + 2;
+		} else if (!strcmp(a, "-c") || !strcmp(a, "--count")) {
+			NEEDVAL();
+			o->period = val;
 		} else if (!strcmp(a, "-N") || !strcmp(a, "--no-buildid-cache")) {
 			o->no_buildid_cache = 1;
 		} else if (!strcmp(a, "--emulate")) {
@@ -272,6 +289,20 @@ static int parse_args(int argc, char **argv, struct rec_opts *o)
 		} else if (!strcmp(a, "--filter")) {
 			NEEDVAL();
 			o->filter = val;
+		} else if (!strcmp(a, "--no-follow-exec")) {
+			o->no_follow_exec = 1;
+		} else if (!strncmp(a, "--follow-exec", 13) && (a[13] == '=' || !a[13])) {
+			if (!a[13])
+				NEEDVAL();
+			const char *g = a[13] ? a + 14 : val;
+			static char globs[8192]; /* every --follow-exec, '\n'-separated */
+			size_t ol = strlen(globs);
+			if (!*g || strchr(g, '\n') || ol + strlen(g) + 2 > sizeof(globs)) {
+				cli_err("record", "bad glob '%s' for --follow-exec", g);
+				return 2;
+			}
+			snprintf(globs + ol, sizeof(globs) - ol, "%s%s", ol ? "\n" : "", g);
+			o->follow_exec = globs;
 		} else if (!strcmp(a, "--truth")) {
 			NEEDVAL();
 			o->truth = val;
@@ -345,7 +376,8 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		char name[64];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(o->event, "/:"), o->event);
 		/* cs_etm (emulated) finds bare names in the aarch64 sysroot */
-		if (!strcmp(name, "cs_etm") && !strchr(o->cmd[0], '/'))
+		int a64 = !strcmp(name, "cs_etm") || !strcmp(name, "arm_spe");
+		if (a64 && !strchr(o->cmd[0], '/'))
 			return 0;
 		if (hwt_find_program(o->cmd[0], prog, proglen)) {
 			cli_err("record", "command not found: '%s'", o->cmd[0]);
@@ -368,12 +400,11 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 				prog, m, bts ? "BTS" : "PT");
 			return 2;
 		}
-		if (!strcmp(name, "cs_etm") && m == EM_X86_64) {
-			cli_err(
-			    "record",
-			    "'%s' is an x86-64 program: CoreSight ETM traces Arm code; record it "
-			    "with -e intel_pt",
-			    prog);
+		if (a64 && m == EM_X86_64) {
+			cli_err("record",
+				"'%s' is an x86-64 program: %s traces Arm code; record it "
+				"with -e intel_pt",
+				prog, name[0] == 'c' ? "CoreSight ETM" : "Arm SPE");
 			return 2;
 		}
 	}
@@ -393,6 +424,25 @@ static int preflight(const struct rec_opts *o, char *prog, size_t proglen)
 		return 2;
 	}
 	return 0;
+}
+
+/* "name[/terms/][mods]" with term=value added to the terms. */
+static const char *event_with_term(const char *ev, const char *term, const char *value, char *buf,
+				   size_t len)
+{
+	const char *sl = strchr(ev, '/');
+	if (!sl) {
+		size_t n = strcspn(ev, ":");
+		snprintf(buf, len, "%.*s/%s=%s/%s", (int)n, ev, term, value,
+			 ev[n] ? ev + n + 1 : "");
+		return buf;
+	}
+	const char *end = strchr(sl + 1, '/');
+	if (!end)
+		end = sl + strlen(sl);
+	snprintf(buf, len, "%.*s%s%s=%s%s", (int)(end - ev), ev, end > sl + 1 ? "," : "", term,
+		 value, *end ? end : "/");
+	return buf;
 }
 
 static int exit_code(int wstatus)
@@ -427,6 +477,9 @@ int hwt_cmd_record(int argc, char **argv)
 	char fevent[512];
 	if (o.flight)
 		o.event = flight_event(o.event, o.snapshot_bytes, fevent, sizeof(fevent));
+	char pevent[600];
+	if (o.period) /* perf's -c: the period term of the event */
+		o.event = event_with_term(o.event, "period", o.period, pevent, sizeof(pevent));
 	cfg.event = o.event;
 	cfg.emulate = o.emulate;
 	cfg.aux_bytes = o.aux_bytes;
@@ -435,6 +488,8 @@ int hwt_cmd_record(int argc, char **argv)
 	cfg.snapshot_bytes = o.snapshot_bytes;
 	cfg.filter = o.filter;
 	cfg.truth_path = o.truth;
+	cfg.no_follow_exec = o.no_follow_exec;
+	cfg.follow_exec = o.follow_exec;
 	cfg.sideband = 1;
 	cfg.inherit = o.cmd && !(o.all_cpus || o.cpus);
 	struct hwt_sink sink;
@@ -507,7 +562,11 @@ int hwt_cmd_record(int argc, char **argv)
 	int stop_sent = 0, rc = 0;
 	for (;;) {
 		r = hwt_session_pump(s, 100);
-		(void)hwt_record_round(&rec);
+		/* Emulated units: each process has its own clock (its instruction
+		 * count), so a round could end before a late process's earlier
+		 * records: perf then sorts the whole file once. */
+		if (!unit->emulated)
+			(void)hwt_record_round(&rec);
 		if (r < 0) {
 			cli_err("record", "reading the trace failed: %s", hwt_errstr(r));
 			rc = 1;

@@ -22,12 +22,13 @@
 #include "hwt/decode.h"
 #include "out/out.h"
 #include "progress.h"
+#include "report_mem.h"
 #include "report_views.h"
 #include "script_perf.h"
 #include "srcline.h"
 
 static const char usage_text[] =
-    "usage: hwt report [-i FILE | FILE] [--coverage | --folded] [--srcline] [-n N]\n"
+    "usage: hwt report [-i FILE | FILE] [--coverage | --folded | --mem] [--srcline] [-n N]\n"
     "       hwt report [-i FILE | FILE] --flamegraph | --flame-chart | --lcov | --drcov\n"
     "                  [-o OUT]\n"
     "\n"
@@ -38,6 +39,10 @@ static const char usage_text[] =
     "  --srcline    source lines (file:line) instead of functions, where the\n"
     "               files have line tables (else the function)\n"
     "  -n N         show the top N functions (default 40; 0: all)\n"
+    "  --mem        sampling recordings (mem-loads, mem-stores, arm_spe): accesses\n"
+    "               and latency by code symbol and by data object (data symbol,\n"
+    "               else [heap], [stack], [anon], [file]), a latency histogram,\n"
+    "               the instructions with the most cache misses (top -n rows)\n"
     "  --flamegraph   an interactive flame graph (SVG: click to zoom, search)\n"
     "  --flame-chart  the same in time order (a root frame per thread)\n"
     "  --lcov         coverage as an lcov tracefile (lines, functions, branches;\n"
@@ -387,7 +392,7 @@ int hwt_cmd_report(int argc, char **argv)
 {
 	const char *input = NULL;
 	unsigned long long top = 40;
-	int srcline = 0, view = -1, progress = 1;
+	int srcline = 0, view = -1, progress = 1, mem = 0;
 	const char *output = NULL;
 	struct report r;
 	memset(&r, 0, sizeof(r));
@@ -430,6 +435,8 @@ int hwt_cmd_report(int argc, char **argv)
 			r.mode = 2;
 		} else if (!strcmp(a, "--srcline")) {
 			srcline = 1;
+		} else if (!strcmp(a, "--mem")) {
+			mem = 1;
 		} else if ((a[0] != '-' || !strcmp(a, "-")) && !input) {
 			input = a;
 		} else {
@@ -449,8 +456,14 @@ int hwt_cmd_report(int argc, char **argv)
 		cli_err("report", "-o goes with --flamegraph, --flame-chart, --lcov or --drcov");
 		return cli_usage_error(usage_text);
 	}
+	if (mem && (view >= 0 || srcline || r.mode || output)) {
+		cli_err("report", "--mem goes alone (with -n)");
+		return cli_usage_error(usage_text);
+	}
 	if (!input)
 		input = "hwt.data";
+	if (mem) /* samples (PEBS, SPE): report_mem.c */
+		return report_mem(input, (size_t)top, progress);
 	if (view >= 0)
 		return report_views(input, view, output, progress);
 	r.sc = sp_symcache_alloc();

@@ -358,7 +358,16 @@ int hwt_record_begin(struct hwt_record *rec, struct hwt_session *s, const char *
 	if (e < 0)
 		goto out;
 	e = 0;
-	if (unit->auxtrace_info) {
+	if (unit->emulated && unit->auxtrace_type == HWT_PERF_AUXTRACE_ARM_SPE) {
+		/* perf 6.1's arm_spe takes the time conversion when it reads the
+		 * AUXTRACE_INFO: TIME_CONV first (the emulated clock, 1 tick = 1 ns) */
+		struct hwt_perf_rec_time_conv tc;
+		memset(&tc, 0, sizeof(tc));
+		tc.time_mult = 1;
+		tc.cap_user_time_zero = 1;
+		e = hwt_perf_writer_write_time_conv(rec->w, &tc);
+	}
+	if (!e && unit->auxtrace_info) {
 		uint64_t priv[64];
 		int k = unit->auxtrace_info(s, priv, 64);
 		if (k > 0)

@@ -14,6 +14,7 @@
 #include "out/out.h"
 #include "progress.h"
 #include "script_perf.h"
+#include "script_samples.h"
 #include "srcline.h"
 
 static const char usage_text[] =
@@ -26,6 +27,9 @@ static const char usage_text[] =
     "  --branches        taken branches (default): tid, time, kind, from => to\n"
     "  --format tsv      branches as 'tid<TAB>from<TAB>to<TAB>kind'; kinds: jcc jmp\n"
     "                    ijmp call icall ret far async\n"
+    "Sampling recordings (mem-loads, mem-stores, arm_spe) print one sample a line:\n"
+    "  tid, time, operation, ip symbol+off => data address object+off, latency,\n"
+    "  data source; tsv: tid ip addr latency data_src op time symbol object\n"
     "  --insn            every instruction: tid, time, ip, symbol+offset\n"
     "  --disasm          with --insn: Intel-syntax disassembly\n"
     "  --calls           calls and returns, indented by depth, with durations\n"
@@ -152,6 +156,13 @@ static void p_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_
 	}
 }
 
+/* samples (PEBS, SPE): script_samples.c */
+static void p_sample(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_sample *s)
+{
+	struct printer *pr = arg;
+	ss_print_sample(&pr->o, pr->sc, t, s, pr->tsv, pr->time);
+}
+
 static void p_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	struct printer *pr = arg;
@@ -263,6 +274,7 @@ int hwt_script_perf(int argc, char **argv)
 	    .insn = pr.mode == M_INSN ? (pr.sl ? p_insn_src : p_insn) : NULL,
 	    .branch = pr.mode == M_BRANCHES && pr.tsv ? p_branch_tsv : p_branch,
 	    .gap = p_gap,
+	    .sample = p_sample,
 	    .thread_free = thread_free,
 	};
 	/* not when the output goes to the same terminal */

@@ -206,7 +206,7 @@ int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_c
 				"script -i %s' (OpenCSD) or list its packets with 'hwt dump %s'",
 				path, path, path);
 		ret = 2;
-	} else if (!info.nr_aux) {
+	} else if (!info.nr_aux && !info.nr_samples) {
 		cli_err(cmd, "'%s' holds no AUX trace data (record with an intel_pt event)", path);
 		ret = 2;
 	}

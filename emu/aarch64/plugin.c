@@ -11,6 +11,7 @@
  *   traceid=ID        trace ID of CPU 0 (CPU i: ID + 2 i), ncpu=N CPUs
  *   timestamp=0|1     Timestamp packets (at each synchronisation)
  *   sync=BYTES        periodic A-sync + Trace Info (default 4096)
+ *   spe=1 spe_*=      the emulated Arm SPE instead of the ETM (spe.c)
  *
  * How control flow is seen: as in the PT plugin, every translated block
  * (TB) ends at its first branch, classified once at translation (lib-free:
@@ -45,6 +46,7 @@
 #include "../emu.h"
 #include "../qemu_plugin_api.h"
 #include "etmgen.h"
+#include "spe.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -582,6 +584,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			ecfg.timestamp = !!n;
 		else if (!strcmp(k, "sync"))
 			ecfg.sync_period = n < 256 ? 256 : n;
+		else if (spe_arg(k, v))
+			;
 		else {
 			fprintf(stderr, "hwt-etm-plugin: unknown argument '%s'\n", k);
 			return -1;
@@ -625,6 +629,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
 		}
 	}
+	if (spe_enabled()) /* the emulated SPE (spe.c) */
+		return spe_install(id);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
 	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);

@@ -151,7 +151,21 @@ struct hwt_dec_sample {
 	uint32_t format;    /* PERF_AUXTRACE_* (or 0: PERF_RECORD_SAMPLE) */
 	const void *raw;    /* the format's record, valid during the callback */
 	size_t raw_size;
+	/* Filled by the engine (a format leaves them 0), valid during the
+	 * callback: the image of the thread's process (code and data
+	 * symbols: hwt_image_symbol, hwt_image_data_symbol), and the
+	 * sideband mapping addr falls in (its path or name: a file,
+	 * "[heap]", "[stack]", "//anon"; NULL if none) with its start. */
+	const struct hwt_image *img;
+	const char *data_map;
+	uint64_t data_map_start;
 };
+/* perf's name of an operation: "load", "store", "branch", "other". */
+const char *hwt_dec_sample_op_name(const struct hwt_dec_sample *s);
+/* Where the data came from, in words, from data_src (perf's encoding)
+ * or else the flags: "L1 hit", "LLC hit", "LLC miss"/"memory", with
+ * ", TLB walk" when the DTLB missed; "" if unknown.  buf: >= 64 bytes. */
+const char *hwt_dec_sample_source(const struct hwt_dec_sample *s, char *buf, size_t len);
 
 /* Consumer flags. */
 enum hwt_dec_flags {
@@ -239,6 +253,7 @@ struct hwt_decoder_info {
 	int have_vdso; /* the vdso's code was found (build-id cache) */
 	size_t nr_threads;
 	size_t nr_processes;
+	uint64_t nr_samples; /* samples delivered (PEBS, SPE) */
 };
 int hwt_decoder_info(const struct hwt_decoder *d, struct hwt_decoder_info *info);
 
@@ -283,7 +298,9 @@ uint64_t hwt_decoder_tsc_to_ns(const struct hwt_decoder *d, uint64_t tsc);
  *   record(state, rec)                 (optional) every record but AUXTRACE
  *                                      and AUXTRACE_INFO, after
  *                                      the engine applied its sideband
- *                                      (PEBS: PERF_RECORD_SAMPLE; AUX records)
+ *                                      (AUX records; PERF_RECORD_SAMPLEs of
+ *                                      memory events, PEBS, are decoded by
+ *                                      the engine itself: lib/decode/pebs.c)
  *   flush(state, q)                    end of the recording, per queue, in
  *                                      queue order (decode what is held)
  *   finish(state)                      (optional) after every flush (per-CPU

@@ -58,6 +58,11 @@ int hwt_image_read(const struct hwt_image *img, uint64_t addr, void *buf, size_t
 int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
 		     uint64_t *offset);
 
+/* The data object (symbol with a size: variables in .data, .bss,
+ * .rodata) of a loaded ELF file that contains addr, also where the file
+ * maps no bytes (.bss): 0 with *name and *offset, or HWT_ERR_NOMAP. */
+int hwt_image_data_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
+			  uint64_t *offset);
 /* The file mapped at addr: 0 with *path (valid while the image lives) and
  * *file_offset, the offset of addr's byte in that file; HWT_ERR_NOMAP if
  * addr is not mapped from a file. */

@@ -284,6 +284,7 @@ struct hwt_perf_sample_id {
 /* ---- Intel PT's AUXTRACE_INFO private words (perf's intel-pt.h) ---- */
 #define HWT_PERF_AUXTRACE_INTEL_PT 1
 #define HWT_PERF_AUXTRACE_CS_ETM 3 /* perf's cs-etm.h metadata in the private words */
+#define HWT_PERF_AUXTRACE_ARM_SPE 4 /* perf's arm-spe.h: PMU type, per-CPU mmaps */
 enum hwt_intel_pt_priv {
 	HWT_IPT_PMU_TYPE,
 	HWT_IPT_TIME_SHIFT,

@@ -105,6 +105,12 @@ struct hwt_session_config {
 	/* Use this unit instead of looking cfg->event's name up in the
 	 * registry (tests, embedders); event terms still go to configure. */
 	const struct hwt_unit_ops *unit;
+	/* Emulated units: programs started by exec() are traced too (in the
+	 * same stream) unless no_follow_exec; follow_exec: only those whose
+	 * path matches one of these '\n'-separated fnmatch(3) globs (a glob
+	 * without '/' matches the file name), the others run untraced. */
+	int no_follow_exec;
+	const char *follow_exec;
 };
 
 struct hwt_unit_ops {

@@ -87,6 +87,7 @@ struct hwt_decoder {
 	uint32_t time_mult;
 	uint64_t time_zero;
 	uint64_t gaps;
+	uint64_t nr_samples;
 	size_t nr_aux;
 	int done; /* 1: ended (rc below) */
 	int done_rc;
@@ -390,8 +391,23 @@ void hwt_dec_emit_gap(struct hwt_decoder *d, struct hwt_dec_thread *t, uint64_t 
 void hwt_dec_emit_sample(struct hwt_decoder *d, struct hwt_dec_thread *t,
 			 const struct hwt_dec_sample *s)
 {
-	if (d->c.sample)
-		d->c.sample(d->c.arg, t, s);
+	d->nr_samples++;
+	if (!d->c.sample)
+		return;
+	struct hwt_dec_sample c = *s;
+	struct hwt_process *p = t ? proc_find(d, t->pid) : NULL;
+	if (!p)
+		p = d->all;
+	if (!c.img)
+		c.img = hwt_process_image(p, NULL);
+	if (!c.data_map && (c.flags & HWT_DSF_HAVE_ADDR)) {
+		const struct hwt_process_map *m = hwt_process_find(p, c.addr);
+		if (m) {
+			c.data_map = m->path;
+			c.data_map_start = m->start;
+		}
+	}
+	d->c.sample(d->c.arg, t, &c);
 }
 
 /* ---------------- the vdso ---------------- */
@@ -493,6 +509,23 @@ static void on_mmap(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 	hwt_process_mmap(d->all, m->addr, m->len, m->pgoff, prot, path);
 }
 
+/* A process calls exec(): its threads' trace so far belongs to the old
+ * program, so the format decodes what it holds of their per-thread
+ * queues before the image changes. */
+static void exec_flush(struct hwt_decoder *d, uint32_t pid)
+{
+	if (!d->ops || !d->ops->flush)
+		return;
+	for (size_t i = 0; i < d->nqueues; i++) {
+		struct hwt_dec_queue *q = d->queues[i];
+		if (q->per_cpu || q->tid == (uint32_t)-1 || !q->fmt)
+			continue;
+		struct hwt_dec_thread *t = hwt_dec_thread_get(d, q->tid, (uint32_t)-1);
+		if (t && t->pid == pid)
+			(void)d->ops->flush(d->fst, q);
+	}
+}
+
 static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 {
 	switch (rec->type) {
@@ -504,6 +537,7 @@ static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec
 		const struct hwt_perf_rec_comm *c = &cc;
 		hwt_dec_thread_get(d, c->tid, c->pid);
 		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			exec_flush(d, c->pid);
 			struct hwt_process *p = hwt_dec_process_get(d, c->pid);
 			if (p)
 				hwt_process_exec(p);
@@ -542,6 +576,16 @@ static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec
 	}
 	case HWT_PERF_RECORD_HEADER_BUILD_ID:
 		vdso_from_buildids(d, (const uint8_t *)rec->hdr, rec->size);
+		break;
+	case HWT_PERF_RECORD_TIME_CONV: /* formats without their own (arm_spe) */
+		if (!d->have_conv && rec->size >= 32) {
+			struct hwt_perf_rec_time_conv tc;
+			memset(&tc, 0, sizeof(tc));
+			memcpy(&tc, rec->hdr, rec->size < sizeof(tc) ? rec->size : sizeof(tc));
+			if (tc.time_mult)
+				hwt_dec_set_time_conv(d, (uint16_t)tc.time_shift,
+						      (uint32_t)tc.time_mult, tc.time_zero);
+		}
 		break;
 	default:
 		break;
@@ -619,6 +663,11 @@ static int on_record(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 		return err;
 	}
 	on_sideband(d, rec);
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		int err = hwt_dec_pebs_sample(d, rec);
+		if (err)
+			return err;
+	}
 	if (d->ops && d->ops->record)
 		return d->ops->record(d->fst, rec);
 	return 0;
@@ -790,6 +839,7 @@ int hwt_decoder_info(const struct hwt_decoder *d, struct hwt_decoder_info *info)
 	i.have_vdso = d->vdso != NULL;
 	i.nr_threads = d->nthreads;
 	i.nr_processes = d->nprocs;
+	i.nr_samples = d->nr_samples;
 	size_t n = info->size < sizeof(i) ? info->size : sizeof(i);
 	memcpy(info, &i, n);
 	return 0;

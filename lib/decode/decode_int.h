@@ -29,4 +29,11 @@ static inline uint64_t hwt_dec_tsc_conv(int have, uint16_t shift, uint32_t mult,
 	return zero + quot * mult + ((rem * mult) >> shift);
 }
 
+/* A PERF_RECORD_SAMPLE of a memory-sampling event (Intel PEBS mem-loads /
+ * mem-stores: ADDR with WEIGHT or DATA_SRC in its sample_type) becomes a
+ * struct hwt_dec_sample for the consumer (pebs.c); other samples are
+ * ignored.  0, or a negative error that stops decoding. */
+struct hwt_perf_record;
+int hwt_dec_pebs_sample(struct hwt_decoder *d, const struct hwt_perf_record *rec);
+
 #endif

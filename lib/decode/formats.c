@@ -9,10 +9,14 @@
 
 extern const struct hwt_decoder_ops hwt_decoder_intel_pt;  /* pt.c */
 extern const struct hwt_decoder_ops hwt_decoder_intel_bts; /* lib/bts/decode.c */
+extern const struct hwt_decoder_ops hwt_decoder_cs_etm;	   /* lib/etm/decode.c */
+extern const struct hwt_decoder_ops hwt_decoder_arm_spe;   /* lib/spe/decode.c */
 
 static const struct hwt_decoder_ops *const formats[] = {
     &hwt_decoder_intel_pt,
     &hwt_decoder_intel_bts,
+    &hwt_decoder_cs_etm,
+    &hwt_decoder_arm_spe,
 };
 
 const struct hwt_decoder_ops *hwt_decoder_ops_find(uint32_t type)

@@ -38,9 +38,18 @@ _Static_assert(sizeof(struct hwt_dec_insn) == sizeof(struct hwt_pt_insn) &&
 const uint8_t hwt_pt_psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 				    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
 
+/* The first PSB in [p, p+n), as the packet decoder sees it: a PSB
+ * pattern inside a longer run of 02 82 pairs (a CYC byte 02 and a TNT
+ * byte 82 can precede a PSB) is the run's last 16 bytes. */
 const uint8_t *pt_find_psb(const uint8_t *p, size_t n)
 {
-	return memmem(p, n, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat));
+	const uint8_t *h = memmem(p, n, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat));
+	if (!h)
+		return NULL;
+	const uint8_t *end = p + n;
+	while (end - h >= 18 && h[16] == 0x02 && h[17] == 0x82)
+		h += 2;
+	return h;
 }
 
 int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)

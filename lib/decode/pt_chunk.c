@@ -57,6 +57,16 @@ static size_t joint_read(const struct ptq *q, const uint8_t *d, size_t dn, size_
 	return k + m;
 }
 
+/* The PSB that ends the run of 02 82 pairs holding the PSB at c (as
+ * pt_find_psb, across the carry and d). */
+static size_t joint_psb_run_end(const struct ptq *q, const uint8_t *d, size_t dn, size_t c)
+{
+	uint8_t two[2];
+	while (joint_read(q, d, dn, c + 16, two, 2) == 2 && two[0] == 0x02 && two[1] == 0x82)
+		c += 2;
+	return c;
+}
+
 /* The first PSB of carry + d at or after position from (SIZE_MAX: none). */
 static size_t joint_find_psb(const struct ptq *q, const uint8_t *d, size_t dn, size_t from)
 {
@@ -64,14 +74,14 @@ static size_t joint_find_psb(const struct ptq *q, const uint8_t *d, size_t dn, s
 	if (from < q->clen) {
 		const uint8_t *p = pt_find_psb(q->carry + from, q->clen - from);
 		if (p)
-			return (size_t)(p - q->carry);
+			return joint_psb_run_end(q, d, dn, (size_t)(p - q->carry));
 		/* one that straddles the carry and d */
 		size_t s = q->clen - from > w ? q->clen - w : from;
 		uint8_t tmp[2 * sizeof(hwt_pt_psb_pat)];
 		size_t k = joint_read(q, d, dn, s, tmp, sizeof(tmp));
 		p = pt_find_psb(tmp, k);
 		if (p)
-			return s + (size_t)(p - tmp);
+			return joint_psb_run_end(q, d, dn, s + (size_t)(p - tmp));
 		from = q->clen;
 	}
 	size_t dp = from - q->clen;

@@ -301,6 +301,56 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 	return 0;
 }
 
+int hwt_image_data_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
+			  uint64_t *offset)
+{
+	/* every ELF file with a piece at or below addr (the .bss follows
+	 * the file's last piece), nearest first */
+	size_t lo = 0, hi = img->npieces;
+	while (lo < hi) { /* pieces with begin <= addr: [0, lo) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->pieces[mid].begin <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int32_t tried[8];
+	size_t ntried = 0;
+	for (size_t i = lo; i-- > 0 && ntried < 8;) {
+		const struct img_piece *p = &img->pieces[i];
+		if (p->file < 0)
+			continue;
+		int seen = 0;
+		for (size_t k = 0; k < ntried; k++)
+			seen |= tried[k] == p->file;
+		if (seen)
+			continue;
+		tried[ntried++] = p->file;
+		const struct img_file *f = &img->files[p->file];
+		if (addr < p->bias)
+			continue;
+		uint64_t a = addr - p->bias;
+		size_t l = 0, h = f->nsyms;
+		while (l < h) {
+			size_t mid = l + (h - l) / 2;
+			if (f->syms[mid].addr <= a)
+				l = mid + 1;
+			else
+				h = mid;
+		}
+		/* symbols may nest (a sized one before an alias): look back a little */
+		for (size_t k = l; k-- > 0 && l - k <= 4;) {
+			const struct img_sym *s = &f->syms[k];
+			if (s->size && a < s->addr + s->size) {
+				*name = s->name;
+				*offset = a - s->addr;
+				return 0;
+			}
+		}
+	}
+	return HWT_ERR_NOMAP;
+}
+
 int hwt_image_where(const struct hwt_image *img, uint64_t addr, const char **path,
 		    uint64_t *file_offset)
 {

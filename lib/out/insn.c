@@ -1,8 +1,10 @@
 /* lib/out/insn.c - instruction lines of "hwt script --insn": tid, time,
  * address, symbol+offset and, with --disasm, Intel-syntax disassembly by
- * Zydis's formatter (one call per instruction; no state kept). */
+ * Zydis's formatter (A64: Capstone, hwt/a64.h; one call per instruction;
+ * no state kept). */
 #include <Zydis/Zydis.h>
 
+#include "hwt/a64.h"
 #include "out/out.h"
 
 void hwt_out_insn(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t time_ns,
@@ -26,7 +28,11 @@ void hwt_out_insn(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ti
 				      : mode == 16 ? ZYDIS_MACHINE_MODE_LONG_COMPAT_16
 						   : ZYDIS_MACHINE_MODE_LONG_64;
 		hwt_out_char(o, '\t');
-		if (ZYAN_SUCCESS(ZydisDisassembleIntel(mm, at->ip, raw, size, &di)))
+		if (mode == HWT_A64_MODE) {
+			char text[128];
+			hwt_a64_disasm(raw, size, at->ip, text, sizeof(text));
+			hwt_out_str(o, text);
+		} else if (ZYAN_SUCCESS(ZydisDisassembleIntel(mm, at->ip, raw, size, &di)))
 			hwt_out_str(o, di.text);
 		else
 			hwt_out_str(o, "(bad)");

@@ -36,6 +36,7 @@
 #include "hwt/error.h"
 #include "hwt/perf_data.h"
 #include "hwt/perf_records.h"
+#include "unit/emu_a64.h"
 #include "unit/unit_int.h"
 
 #define ETM_PMU_TYPE 9 /* attr.type of the emulated cs_etm event */
@@ -61,26 +62,6 @@
 #define ETM_TRCIDR8 0x0u
 #define ETM_TRCAUTHSTATUS 0xccu
 #define ETM_TRACEID(cpu) (0x10u + 2u * (unsigned)(cpu))
-
-struct emu_map {
-	struct hwt_stream *st;
-	void *map;
-	size_t len;
-	char path[PATH_MAX];
-};
-
-struct emu_priv {
-	uint64_t config;
-	int raw;
-	char dir[PATH_MAX];
-	int rfd;
-	pid_t child;
-	int reaped, eof;
-	char line[8192];
-	size_t llen;
-	struct emu_map *maps;
-	size_t nmaps, capmaps;
-};
 
 static void ring_sizes(const struct hwt_session_config *cfg, uint64_t *aux, uint64_t *data)
 {
@@ -119,11 +100,16 @@ static int probe(struct hwt_unit_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	snprintf(info->name, sizeof(info->name), "cs_etm");
-	info->emulated = 1;
 	info->pmu_type = ETM_PMU_TYPE;
 	snprintf(info->formats, sizeof(info->formats),
 		 "cycacc=config:12 contextid=config:14 timestamp=config:28 retstack=config:29 "
 		 "sinkid=config2:0-31 raw=(hwt)");
+	return hwt_emu_a64_probe(info);
+}
+
+int hwt_emu_a64_probe(struct hwt_unit_info *info)
+{
+	info->emulated = 1;
 	char p[PATH_MAX];
 	if (hwt_find_program("qemu-aarch64", p, sizeof(p))) {
 		snprintf(info->why, sizeof(info->why),
@@ -195,13 +181,16 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 		}
 	}
 	free(copy);
-	struct emu_priv *p = calloc(1, sizeof(*p));
+	struct emu_a64_priv *p = calloc(1, sizeof(*p));
 	if (!p)
 		return HWT_ERR_NOMEM;
 	p->config = cfg;
 	p->raw = raw;
 	p->rfd = -1;
 	p->child = -1;
+	snprintf(p->what, sizeof(p->what), "cs_etm");
+	snprintf(p->extra, sizeof(p->extra), "formatted=%d,timestamp=%d,traceid=%u,ncpu=%d", !raw,
+		 !!(cfg & OPT_TS), ETM_TRACEID(0), ETM_NCPU);
 	hwt_session_set_unit_priv(s, p);
 	hwt_perf_attr_intel_pt(hwt_session_attr(s), ETM_PMU_TYPE, cfg);
 	hwt_session_attr(s)->aux_watermark = 0;
@@ -214,7 +203,7 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 /* The program as qemu-aarch64 runs it: an aarch64 ELF (by path, or by
  * name in ROOT/usr/bin, ROOT/bin, then $PATH). */
 static int resolve_program(char *const argv[], const char *root, char ***out, char *err,
-			   size_t errlen)
+			   size_t errlen, const char *what)
 {
 	char path[PATH_MAX];
 	int found = -1;
@@ -241,11 +230,11 @@ static int resolve_program(char *const argv[], const char *root, char ***out, ch
 			  !memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_machine == EM_X86_64;
 		snprintf(
 		    err, errlen,
-		    x86 ? "%.300s is an x86-64 program: CoreSight ETM traces Arm code; record it "
+		    x86 ? "%.300s is an x86-64 program: the emulated %s traces Arm code; record it "
 			  "with -e intel_pt"
-			: "%.300s: not an aarch64 ELF program (the emulated cs_etm unit runs "
+			: "%.300s: not an aarch64 ELF program (the emulated %s unit runs "
 			  "aarch64 Linux programs)",
-		    path);
+		    path, what);
 		return HWT_ERR_INVALID;
 	}
 	size_t argc = 0;
@@ -270,17 +259,19 @@ static void free_argv(char **v)
 	free(v);
 }
 
-static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
+int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 {
-	struct emu_priv *p = hwt_session_unit_priv(s);
+	struct emu_a64_priv *p = hwt_session_unit_priv(s);
 	const struct hwt_session_config *cfg = hwt_session_config(s);
 	char err[512] = "";
 	char qemu[PATH_MAX], plugin[PATH_MAX];
 	if (!p)
 		return HWT_ERR_INVALID;
 	if (cfg->filter && *cfg->filter) {
-		hwt_session_set_err(s, "emulated cs_etm: address filters are not emulated; "
-				       "record without --filter");
+		hwt_session_set_err(s,
+				    "emulated %s: address filters are not emulated; record without "
+				    "--filter",
+				    p->what);
 		return HWT_ERR_INVALID;
 	}
 	if (hwt_find_program(cfg->qemu_path ? cfg->qemu_path : "qemu-aarch64", qemu,
@@ -303,14 +294,14 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		return HWT_ERR_INVALID;
 	}
 	char **prog = NULL;
-	int r = resolve_program(argv, root ? rootbuf : NULL, &prog, err, sizeof(err));
+	int r = resolve_program(argv, root ? rootbuf : NULL, &prog, err, sizeof(err), p->what);
 	if (r) {
 		hwt_session_set_err(s, "%s", err);
 		return r;
 	}
 	if ((cfg->truth_path && strchr(cfg->truth_path, ',')) || strchr(plugin, ',') ||
 	    strchr(rootbuf, ',')) {
-		hwt_session_set_err(s, "emulated cs_etm: paths must not contain ','");
+		hwt_session_set_err(s, "emulated %s: paths must not contain ','", p->what);
 		free_argv(prog);
 		return HWT_ERR_INVALID;
 	}
@@ -331,7 +322,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	}
 	uint64_t aux, data;
 	ring_sizes(cfg, &aux, &data);
-	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(rootbuf) +
+	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(rootbuf) + strlen(p->extra) +
 		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + 512;
 	char *parg = malloc(alen);
 	size_t pc = 0;
@@ -346,14 +337,11 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
-	int n =
-	    snprintf(parg, alen,
-		     "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
-		     "formatted=%d,timestamp=%d,traceid=%u,ncpu=%d",
-		     plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
-		     HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
-		     (unsigned long long)data, cfg->snapshot ? 1 : 0, !p->raw,
-		     !!(p->config & OPT_TS), ETM_TRACEID(0), ETM_NCPU);
+	int n = snprintf(
+	    parg, alen, "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,%s",
+	    plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
+	    HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
+	    (unsigned long long)data, cfg->snapshot ? 1 : 0, p->extra);
 	if (rootbuf[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",sysroot=%s", rootbuf);
 	if (cfg->truth_path)
@@ -396,7 +384,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	return 0;
 }
 
-static void new_stream(struct hwt_session *s, struct emu_priv *p, const char *line)
+static void new_stream(struct hwt_session *s, struct emu_a64_priv *p, const char *line)
 {
 	int pid, tid, ppid, ptid, used = 0;
 	if (sscanf(line, "S %d %d %d %d %n", &pid, &tid, &ppid, &ptid, &used) != 4 || !used)
@@ -444,7 +432,7 @@ static void new_stream(struct hwt_session *s, struct emu_priv *p, const char *li
 	st->unit_priv = em;
 }
 
-static void end_stream(struct emu_priv *p, const char *line)
+static void end_stream(struct emu_a64_priv *p, const char *line)
 {
 	int tid;
 	unsigned long long wait;
@@ -458,9 +446,9 @@ static void end_stream(struct emu_priv *p, const char *line)
 		}
 }
 
-static int etm_poll(struct hwt_session *s, int timeout_ms)
+int hwt_emu_a64_poll(struct hwt_session *s, int timeout_ms)
 {
-	struct emu_priv *p = hwt_session_unit_priv(s);
+	struct emu_a64_priv *p = hwt_session_unit_priv(s);
 	if (!p || p->rfd < 0)
 		return HWT_ERR_INVALID;
 	if (!p->eof) {
@@ -511,7 +499,7 @@ static int etm_poll(struct hwt_session *s, int timeout_ms)
  * TRCIDR2, TRCIDR8, TRCAUTHSTATUS). */
 static int auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
 {
-	struct emu_priv *p = hwt_session_unit_priv(s);
+	struct emu_a64_priv *p = hwt_session_unit_priv(s);
 	size_t need = 3 + ETM_NCPU * 10;
 	if (!p || max < need)
 		return HWT_ERR_INVALID;
@@ -543,9 +531,9 @@ static int auxtrace_info(struct hwt_session *s, uint64_t *priv, size_t max)
 	return (int)k;
 }
 
-static void emu_close(struct hwt_session *s)
+void hwt_emu_a64_close(struct hwt_session *s)
 {
-	struct emu_priv *p = hwt_session_unit_priv(s);
+	struct emu_a64_priv *p = hwt_session_unit_priv(s);
 	if (!p)
 		return;
 	if (p->child > 0 && !p->reaped) {
@@ -585,9 +573,9 @@ const struct hwt_unit_ops hwt_unit_emu_etm = {
     .emulated = 1,
     .probe = probe,
     .configure = configure,
-    .launch = launch,
-    .poll = etm_poll,
+    .launch = hwt_emu_a64_launch,
+    .poll = hwt_emu_a64_poll,
     .auxtrace_info = auxtrace_info,
-    .close = emu_close,
+    .close = hwt_emu_a64_close,
     .auxtrace_type = HWT_PERF_AUXTRACE_CS_ETM,
 };

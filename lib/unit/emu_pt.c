@@ -12,8 +12,8 @@
  * one is reaped; then the streams that never ended (threads a signal
  * killed) get their box appended, unit/emu_abi.h, and the thread a fatal
  * signal killed is read from QEMU's per-thread log, qemu_logs_fatal) ->
- * close (unmap, remove the temp dir, kill a leftover child).  Ownership: the unit's private state (struct emu_priv) belongs to
- * the session (unit_priv); the stream mappings are unmapped in close.
+ * close (unmap, remove the temp dir, kill a leftover child).  Ownership: the unit's private state
+ * (struct emu_priv) belongs to the session (unit_priv); the stream mappings are unmapped in close.
  * Limits: x86-64 Linux ELF programs (and #! scripts whose interpreter is
  * one); threads in one process number at most what the plugin supports.
  */
@@ -65,7 +65,8 @@ struct emu_map {
 
 struct emu_priv {
 	uint64_t config;
-	int bts; /* the emulated intel_bts unit (fmt=bts) */
+	int bts;	/* the emulated intel_bts unit (fmt=bts) */
+	char *fmt_args; /* another unit of the plugin (emu_pebs.c): its arguments */
 	char dir[PATH_MAX];
 	int rfd;
 	pid_t child;
@@ -376,8 +377,9 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 			if (*c == ',')
 				*c = ';';
 	}
-	if (p->bts && kfilter[0]) {
-		hwt_session_set_err(s, "intel_bts has no address filters (drop --filter)");
+	if ((p->bts || p->fmt_args) && kfilter[0]) {
+		hwt_session_set_err(s, "%s has no address filters (drop --filter)",
+				    p->bts ? "intel_bts" : "this event");
 		free_argv(prog);
 		return HWT_ERR_INVALID;
 	}
@@ -405,17 +407,29 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	uint64_t c = p->config;
 	uint64_t aux, data;
 	ring_sizes(cfg, &aux, &data);
+	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
 	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(kfilter) +
-		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + 512;
-	char *parg = malloc(alen);
+		      (p->fmt_args ? strlen(p->fmt_args) : 0) +
+		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + (xargs ? strlen(xargs) : 0) +
+		      512;
+	char *parg = xargs ? malloc(alen) : NULL;
 	if (!parg) {
+		free(xargs);
 		close(pfd[0]);
 		close(pfd[1]);
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
 	int n =
-	    p->bts
+	    p->fmt_args
+		? snprintf(
+		      parg, alen,
+		      "%s,%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d",
+		      plugin, p->fmt_args, p->dir, pfd[1],
+		      (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
+		      HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
+		      cfg->snapshot ? 1 : 0)
+	    : p->bts
 		? snprintf(parg, alen,
 			   "%s,fmt=bts,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,"
 			   "snapshot=%d",
@@ -439,6 +453,8 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
 	if (kfilter[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",filter=%s", kfilter);
+	n += snprintf(parg + n, alen - (size_t)n, "%s", xargs);
+	free(xargs);
 	size_t pc = 0;
 	while (prog[pc])
 		pc++;
@@ -756,6 +772,7 @@ static void emu_close(struct hwt_session *s)
 	}
 	if (p->rfd >= 0)
 		close(p->rfd);
+	free(p->fmt_args);
 	free(p->maps);
 	free(p);
 	hwt_session_set_unit_priv(s, NULL);
@@ -843,3 +860,42 @@ const struct hwt_unit_ops hwt_unit_emu_bts = {
     .aux_align = 24,
     .auxtrace_type = HWT_PERF_AUXTRACE_INTEL_BTS,
 };
+
+/* Another unit of the same plugin (the emulated PEBS unit, emu_pebs.c):
+ * its own attr, the plugin arguments it passes (e.g. "fmt=pebs,..."),
+ * and everything else (launch, poll, close) as above. */
+int hwt_emu_x86_configure(struct hwt_session *s, const char *plugin_args)
+{
+	struct emu_priv *p = calloc(1, sizeof(*p));
+	if (!p)
+		return HWT_ERR_NOMEM;
+	p->fmt_args = strdup(plugin_args);
+	if (!p->fmt_args) {
+		free(p);
+		return HWT_ERR_NOMEM;
+	}
+	p->rfd = -1;
+	p->child = -1;
+	hwt_session_set_unit_priv(s, p);
+	return 0;
+}
+
+int hwt_emu_x86_probe(struct hwt_unit_info *info)
+{
+	return probe(info);
+}
+
+int hwt_emu_x86_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
+{
+	return launch(s, argv, pid);
+}
+
+int hwt_emu_x86_poll(struct hwt_session *s, int timeout_ms)
+{
+	return emu_poll(s, timeout_ms);
+}
+
+void hwt_emu_x86_close(struct hwt_session *s)
+{
+	emu_close(s);
+}

@@ -192,8 +192,8 @@ int hwt_hw_probe(const struct hwt_hw_desc *d, struct hwt_unit_info *info)
 			 "not present (no %s/%s: this CPU or VM has no %s; %s)", root, d->name,
 			 d->what,
 			 strcmp(d->name, "intel_pt") && strcmp(d->name, "intel_bts")
-			     ? "-e intel_pt --emulate traces with the "
-			       "emulated Intel PT unit instead"
+			     ? "use --emulate: the emulated unit runs aarch64 programs under "
+			       "qemu-aarch64"
 			     : "use --emulate");
 		return HWT_ERR_NOT_PRESENT;
 	}

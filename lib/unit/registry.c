@@ -9,8 +9,9 @@
 #include "unit/unit_int.h"
 
 static const struct hwt_unit_ops *const units_all[] = {
-    &hwt_unit_intel_pt, &hwt_unit_intel_bts, &hwt_unit_arm_spe, &hwt_unit_cs_etm,
-    &hwt_unit_emu_pt,	&hwt_unit_emu_bts,   &hwt_unit_emu_etm, &hwt_unit_dummy,
+    &hwt_unit_intel_pt,	     &hwt_unit_intel_bts,      &hwt_unit_arm_spe, &hwt_unit_cs_etm,
+    &hwt_unit_emu_pt,	     &hwt_unit_emu_bts,	       &hwt_unit_emu_etm, &hwt_unit_emu_spe,
+    &hwt_unit_emu_mem_loads, &hwt_unit_emu_mem_stores, &hwt_unit_dummy,
 };
 
 const struct hwt_unit_ops *const *hwt_unit_all(size_t *count)

@@ -231,10 +231,11 @@ int hwt_session_open(struct hwt_session **out, const struct hwt_session_config *
 		if (!all[i]->emulated && !strcmp(all[i]->name, name))
 			hw = all[i];
 	if (!hw && !emu && !s->cfg.unit) {
-		snprintf(err, errlen,
-			 "unknown event '%s' (known: intel_pt, intel_bts, arm_spe, cs_etm, dummy; "
-			 "see 'hwt list')",
-			 name);
+		snprintf(
+		    err, errlen,
+		    "unknown event '%s' (known: intel_pt, intel_bts, arm_spe, cs_etm, mem-loads, "
+		    "mem-stores, dummy; see 'hwt list')",
+		    name);
 		hwt_session_close(s);
 		return HWT_ERR_INVALID;
 	}
@@ -244,8 +245,8 @@ int hwt_session_open(struct hwt_session **out, const struct hwt_session_config *
 	} else if (s->cfg.emulate == 1) {
 		if (!emu) {
 			snprintf(err, errlen,
-				 "there is no emulated unit for '%s' (only intel_pt, intel_bts and "
-				 "cs_etm)",
+				 "there is no emulated unit for '%s' (only intel_pt, intel_bts, "
+				 "cs_etm, arm_spe, mem-loads and mem-stores)",
 				 name);
 			hwt_session_close(s);
 			return HWT_ERR_NOT_PRESENT;

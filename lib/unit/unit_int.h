@@ -19,6 +19,20 @@ extern const struct hwt_unit_ops hwt_unit_cs_etm;
 extern const struct hwt_unit_ops hwt_unit_dummy;
 /* The emulated cs_etm unit (emu_etm.c: qemu-aarch64 + hwt-etm-plugin.so). */
 extern const struct hwt_unit_ops hwt_unit_emu_etm;
+/* The emulated arm_spe unit (emu_spe.c: the same plugin in its SPE mode). */
+extern const struct hwt_unit_ops hwt_unit_emu_spe;
+
+/* The emulated PEBS units (emu_pebs.c: mem-loads, mem-stores), run by
+ * the x86-64 plugin with other arguments: emu_pt.c's probe, launch, poll
+ * and close on a private state hwt_emu_x86_configure sets up with the
+ * plugin arguments of the unit ("fmt=pebs,..."). */
+extern const struct hwt_unit_ops hwt_unit_emu_mem_loads;
+extern const struct hwt_unit_ops hwt_unit_emu_mem_stores;
+int hwt_emu_x86_configure(struct hwt_session *s, const char *plugin_args);
+int hwt_emu_x86_probe(struct hwt_unit_info *info);
+int hwt_emu_x86_launch(struct hwt_session *s, char *const argv[], pid_t *pid);
+int hwt_emu_x86_poll(struct hwt_session *s, int timeout_ms);
+void hwt_emu_x86_close(struct hwt_session *s);
 
 /* Find a program like execvp (a name with '/' as is, else along $PATH,
  * /usr/local/bin:/usr/bin:/bin without it): 0 with its path in out, or -1.
@@ -79,5 +93,10 @@ const struct hwt_pmu *hwt_hw_pmu(struct hwt_session *s);
  * --filter text f (may be NULL) at HWT_IPT_FILTER_STR_LEN of priv (max
  * words, at least HWT_IPT_FILTER_STR_LEN + 1); returns the words used. */
 int hwt_ipt_priv_filter(uint64_t *priv, size_t max, const char *f);
+
+/* emu_exec.c: the plugin arguments (",nofollow=1", ",follow=GLOB"...,
+ * %-encoded) that tell the emulated units which exec()ed programs to
+ * follow; malloc()ed ("" for all), NULL when out of memory. */
+char *hwt_emu_exec_args(const struct hwt_session_config *cfg);
 
 #endif

@@ -8,7 +8,13 @@
 #   (the truth comes from QEMU's executed blocks, not from the encoder);
 #   the program's stdout and exit status equal those of an untraced run
 #   under plain qemu-aarch64 -L.
-# Each program in CoreSight frames (default) and a few raw (ETE/TRBE style,
+# hwt script --branches --format tsv (hwt's cs_etm decoder, OpenCSD) must
+# equal the truth per thread (asynchronous transfers aside; branches into
+# the signal trampoline included: hwt knows where they went), and its
+# branches into mapped code must equal perf's list.  Branch kinds: each
+# tsv kind agrees with the instruction Capstone disassembles at its
+# source (--insn --disasm; OpenCSD classifies, Capstone is independent).
+# Each program in CoreSight frames (default) and raw (ETE/TRBE style,
 # AUX records flagged 0x100).  A signal handler returns through qemu's
 # signal trampoline, a page no file backs (a real kernel's vDSO): perf
 # cannot read it, so truth branches into code outside every MMAP2 range
@@ -46,14 +52,46 @@ perf_branches() {
 	awk '$3 == "=>" && $2 != "0" && $4 != "0" { print $1 "\t0x" $2 "\t0x" $4 }' "$1"
 }
 
-# the truth's branches whose target lies in a file mapping of DIR/perf.data
-mapped_truth() {
-	perf script -i "$1/perf.data" --show-mmap-events --no-itrace 2>/dev/null |
+# the branches of FILE (tid<TAB>from<TAB>to) whose target lies in a file
+# mapping of DIR/perf.data: mapped DIR FILE (count of the others: DIR/unmapped)
+mapped() {
+	[ -s "$1/maps" ] || perf script -i "$1/perf.data" --show-mmap-events --no-itrace 2>/dev/null |
 		sed -n 's/.*PERF_RECORD_MMAP2 [0-9/]*: \[\(0x[0-9a-f]*\)(\(0x[0-9a-f]*\)).*/\1 \2/p' >"$1/maps"
 	awk -F'\t' 'NR == FNR { lo[NR] = strtonum($1); hi[NR] = lo[NR] + strtonum($2); n = NR; next }
 		NF == 3 { t = strtonum($3); for (i = 1; i <= n; i++) if (t >= lo[i] && t < hi[i]) { print; next }
 			  out++ }
-		END { print out + 0 > "/dev/stderr" }' <(tr ' ' '\t' <"$1/maps") "$1/truth" 2>"$1/unmapped"
+		END { print out + 0 > "/dev/stderr" }' <(tr ' ' '\t' <"$1/maps") "$2" 2>"$1/unmapped"
+}
+mapped_truth() {
+	mapped "$1" "$1/truth"
+}
+
+# hwt script's branches (tid<TAB>from<TAB>to), asynchronous ones and gap
+# lines left out
+hwt_branches() {
+	"$HWT" script -i "$1" --branches --format tsv 2>"$2.err" |
+		awk -F'\t' 'NF == 4 && $4 != "async"' | cut -f1-3 | sort -s -k1,1n
+}
+
+# each tsv kind against Capstone's mnemonic at the branch's source
+kinds_check() {
+	local name=$1 d=$2
+	"$HWT" script -i "$d/perf.data" --insn --disasm --no-time 2>/dev/null |
+		awk -F'\t' '{ split($1, a, " "); print a[2] "\t" $2 }' | sort -u >"$d/dis"
+	local bad
+	bad=$("$HWT" script -i "$d/perf.data" --branches --format tsv 2>/dev/null |
+		awk -F'\t' 'NR == FNR { split($2, w, " "); m[$1] = w[1]; next }
+		NF == 4 && $4 != "async" { k = $4; i = m[$2]; sub(/^b\.[a-z][a-z]$/, "b.cond", i)
+			ok = (k == "jcc" && (i == "b.cond" || i ~ /^(cbz|cbnz|tbz|tbnz)$/)) ||
+			     (k == "jmp" && i == "b") || (k == "call" && i == "bl") ||
+			     (k == "icall" && i == "blr") || (k == "ijmp" && i == "br") ||
+			     (k == "ret" && i == "ret")
+			if (!ok) { print k, $2, i; exit } }' "$d/dis" -)
+	if [ -z "$bad" ] && [ -s "$d/dis" ]; then
+		pass "$name ($(wc -l <"$d/dis") instructions disassembled)"
+	else
+		fail "$name" "kind vs disassembly: ${bad:-no disassembly}"
+	fi
 }
 
 # check NAME EVENT CMD...
@@ -98,29 +136,51 @@ check() {
 		u=$(cat "$d/unmapped")
 		pass "$name ($(wc -l <"$d/t") branches, $threads thread(s)$([ "$u" != 0 ] && echo ", $u into the signal trampoline left out"))"
 	fi
+	# hwt's own decoder: the whole truth, and perf's list in mapped code
+	hwt_branches "$d/perf.data" "$d/hs" >"$d/h"
+	awk -F'\t' 'NF == 3' "$d/truth" | sort -s -k1,1n >"$d/ta"
+	mapped "$d" "$d/h" | sort -s -k1,1n >"$d/hm"
+	if [ ! -s "$d/h" ] || ! cmp -s "$d/h" "$d/ta"; then
+		fail "${name}_script" "hwt script's branches differ from the truth ($(wc -l <"$d/h") vs $(wc -l <"$d/ta")): $(diff "$d/h" "$d/ta" | head -3 | tr '\n' ' ') $(head -c 200 "$d/hs.err")"
+	elif ! cmp -s "$d/hm" "$d/p"; then
+		fail "${name}_script" "hwt script's branches into mapped code differ from perf's ($(wc -l <"$d/hm") vs $(wc -l <"$d/p"))"
+	else
+		pass "${name}_script ($(wc -l <"$d/h") branches = truth, $(wc -l <"$d/hm") = perf)"
+	fi
+	[ -n "${KINDS:-}" ] && kinds_check "${name}_kinds" "$d"
 	rm -rf "$d"
 }
 
-check etm_rec_branches cs_etm "$PROGS/branches" 3000
-check etm_rec_branches_raw cs_etm/raw/ "$PROGS/branches" 3000
-check etm_rec_threads cs_etm "$PROGS/threads"
-check etm_rec_forker cs_etm "$PROGS/forker"
-check etm_rec_sig cs_etm "$PROGS/sig"
-check etm_rec_ls cs_etm "$ROOT/bin/ls" -la /etc
-check etm_rec_ls_raw cs_etm/raw/ "$ROOT/bin/ls" -la /etc
-check etm_rec_sed cs_etm "$ROOT/bin/sed" -e 's/x/y/g' lines.txt
-check etm_rec_grep cs_etm "$ROOT/bin/grep" -c 9 lines.txt
-check etm_rec_sort cs_etm "$ROOT/usr/bin/sort" -n lines.txt
-check etm_rec_gawk_libs cs_etm "$ROOT/usr/bin/gawk" -M 'BEGIN { print 2^200; exit 3 }'
-check etm_rec_zstd_threads cs_etm "$ROOT/usr/bin/zstd" -T2 -q -c data.txt
-check etm_rec_zstd_threads_raw cs_etm/raw/ "$ROOT/usr/bin/zstd" -T2 -q -c data.txt
-check etm_rec_xz_threads cs_etm "$ROOT/usr/bin/xz" -T2 -q -c data.txt
-check etm_rec_dash_fork cs_etm "$ROOT/bin/dash" -c 'echo a; (echo sub; exit 3); echo "sub=$?"'
-check etm_rec_perl_signal cs_etm "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; my %h; $h{$_ % 7}++ for 1..500; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
-check etm_rec_perl_signal_raw cs_etm/raw/ "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; print "done\n"'
-check etm_rec_bzip2 cs_etm "$ROOT/bin/bzip2" -c data.txt
+# each program in frames (this file) and raw (etm_record_raw.sh sets
+# ETM_MODE=raw and runs this file: two files, two time budgets)
+MODE=${ETM_MODE:-frames}
+both() {
+	local name=$1
+	shift
+	if [ "$MODE" = raw ]; then
+		check "${name}_raw" cs_etm/raw/ "$@"
+	else
+		check "$name" cs_etm "$@"
+	fi
+}
+KINDS=1 both etm_rec_branches "$PROGS/branches" 3000
+both etm_rec_threads "$PROGS/threads"
+both etm_rec_forker "$PROGS/forker"
+both etm_rec_sig "$PROGS/sig"
+KINDS=1 both etm_rec_ls "$ROOT/bin/ls" -la /etc
+both etm_rec_sed "$ROOT/bin/sed" -e 's/x/y/g' lines.txt
+both etm_rec_grep "$ROOT/bin/grep" -c 9 lines.txt
+both etm_rec_sort "$ROOT/usr/bin/sort" -n lines.txt
+both etm_rec_gawk_libs "$ROOT/usr/bin/gawk" -M 'BEGIN { print 2^200; exit 3 }'
+both etm_rec_zstd_threads "$ROOT/usr/bin/zstd" -T2 -q -c data.txt
+both etm_rec_xz_threads "$ROOT/usr/bin/xz" -T2 -q -c data.txt
+both etm_rec_dash_fork "$ROOT/bin/dash" -c 'echo a; (echo sub; exit 3); echo "sub=$?"'
+[ "$MODE" = frames ] && check etm_rec_perl_signal cs_etm "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; my %h; $h{$_ % 7}++ for 1..500; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
+[ "$MODE" = raw ] && check etm_rec_perl_signal_raw cs_etm/raw/ "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; print "done\n"'
+both etm_rec_bzip2 "$ROOT/bin/bzip2" -c data.txt
 
 # the wrong unit for the program's architecture: one clear line, exit 2
+[ "$MODE" = raw ] && exit 0
 "$HWT" record -e intel_pt --emulate -o "$T/x.data" -- "$PROGS/branches" >/dev/null 2>"$T/err"
 rc=$?
 if [ $rc = 2 ] && grep -q "cs_etm" "$T/err"; then

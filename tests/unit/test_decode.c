@@ -11,7 +11,9 @@
  * then its own); per-CPU (two CPUs, switch records after the trace, time
  * order across CPUs); a corrupt byte (a gap at its offset, decoding goes
  * on); pipe mode through a real pipe; a format without ops (a clear
- * error).
+ * error); a PSB preceded by bytes that continue its 02 82 pattern (a CYC
+ * ending in 02 and a TNT 82: the region ends at the real PSB, cut into
+ * two chunks at every byte).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -339,6 +341,26 @@ static int decode(const char *path, int mem, unsigned flags, struct got *g,
 	return rc;
 }
 
+/* A per-thread recording of thread 100 running code whose trace is e,
+ * in one AUXTRACE chunk (split 0) or two cut at split. */
+static int write_split(const char *data, const char *code, const struct enc *e, size_t split)
+{
+	struct hwt_perf_writer *w = writer(data, 0, HWT_PERF_AUXTRACE_INTEL_PT);
+	CHECK(w != NULL);
+	if (!w)
+		return 0;
+	proc_start(w, 100, code, (uint32_t)-1);
+	if (!split) {
+		aux(w, 0, 100, (uint32_t)-1, 0, e->buf, e->n);
+	} else {
+		aux(w, 0, 100, (uint32_t)-1, 0, e->buf, split);
+		aux(w, 0, 100, (uint32_t)-1, split, e->buf + split, e->n - split);
+	}
+	CHECK_EQ(hwt_perf_writer_finish(w), 0);
+	hwt_perf_writer_free(w);
+	return 1;
+}
+
 /* ---- cases ---- */
 static void t_per_thread(void)
 {
@@ -352,19 +374,8 @@ static void t_per_thread(void)
 	struct hwt_decoder_info info;
 	/* split 0: one chunk; else two chunks cut at split */
 	for (size_t split = 0; split < e.n && !t_case_failed; split++) {
-		struct hwt_perf_writer *w = writer(data, 0, HWT_PERF_AUXTRACE_INTEL_PT);
-		CHECK(w != NULL);
-		if (!w)
+		if (!write_split(data, code, &e, split))
 			return;
-		proc_start(w, 100, code, (uint32_t)-1);
-		if (!split) {
-			aux(w, 0, 100, (uint32_t)-1, 0, e.buf, e.n);
-		} else {
-			aux(w, 0, 100, (uint32_t)-1, 0, e.buf, split);
-			aux(w, 0, 100, (uint32_t)-1, split, e.buf + split, e.n - split);
-		}
-		CHECK_EQ(hwt_perf_writer_finish(w), 0);
-		hwt_perf_writer_free(w);
 		for (int mem = 0; mem < 2; mem++)
 			for (int raw = 0; raw < 2; raw++) {
 				int rc = decode(data, mem, raw ? HWT_DEC_WANT_RAW : 0, &g, &info,
@@ -584,8 +595,8 @@ static void t_pipe(void)
 static void t_no_ops(void)
 {
 	char data[256], err[256];
-	snprintf(data, sizeof(data), "%s/spe.data", dir);
-	struct hwt_perf_writer *w = writer(data, 0, 4 /* arm_spe */);
+	snprintf(data, sizeof(data), "%s/s390.data", dir);
+	struct hwt_perf_writer *w = writer(data, 0, 5 /* s390_cpumsf: no decoder */);
 	CHECK(w != NULL);
 	if (!w)
 		return;
@@ -597,7 +608,8 @@ static void t_no_ops(void)
 	struct hwt_decoder_info info;
 	int rc = decode(data, 0, 0, &g, &info, err, sizeof(err));
 	CHECK_EQ(rc, HWT_ERR_NOT_SUPPORTED);
-	CHECKF(strstr(err, "arm_spe") && strstr(err, "intel_pt"), "message: %s", err);
+	CHECKF(strstr(err, "type 5") && strstr(err, "intel_pt") && strstr(err, "arm_spe"),
+	       "message: %s", err);
 	CHECK_EQ(g.nbr, 0);
 	/* and the config is checked */
 	struct hwt_decoder *d = NULL;
@@ -607,6 +619,74 @@ static void t_no_ops(void)
 	CHECK(d == NULL);
 	cfg.path = "/nonexistent/perf.data";
 	CHECK_EQ(hwt_decoder_alloc(&d, &cfg), HWT_ERR_IO);
+}
+
+/* Code C: five jcc not taken, then one taken back to ORG; the sixth
+ * jcc not taken falls into jmp rax (the end). */
+static const uint8_t code_c[0x20] = {
+    0x74, 0x02, 0x90, 0x90, /* +00: je +04 */
+    0x74, 0x02, 0x90, 0x90, /* +04: je +08 */
+    0x74, 0x02, 0x90, 0x90, /* +08: je +0c */
+    0x74, 0x02, 0x90, 0x90, /* +0c: je +10 */
+    0x74, 0x02, 0x90, 0x90, /* +10: je +14 */
+    0x74, 0xea,		    /* +14: je +00 */
+    0xff, 0xe0,		    /* +16: jmp rax */
+    0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+};
+
+static void tnt8(struct enc *e, unsigned bits, uint64_t payload)
+{
+	struct hwt_pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PKT_TNT8;
+	p.u.tnt.bits = (uint8_t)bits;
+	p.u.tnt.payload = payload;
+	put(e, &p);
+}
+
+static void t_psb_run(void)
+{
+	char code[256], data[256], err[256];
+	code_file("c.bin", code_c, sizeof(code_c), code, sizeof(code));
+	snprintf(data, sizeof(data), "%s/run.data", dir);
+	struct enc e = {.n = 0};
+	psb(&e, 0);
+	mode64(&e);
+	ip_pkt(&e, HWT_PKT_TIP_PGE, HWT_IPC_FULL, ORG);
+	struct hwt_pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = HWT_PKT_CYC;
+	p.u.cyc.value = 32; /* 07 02 */
+	put(&e, &p);
+	tnt8(&e, 6, 1); /* N N N N N T: the byte 82 */
+	CHECK_EQ(e.buf[e.n - 2], 0x02);
+	CHECK_EQ(e.buf[e.n - 1], 0x82);
+	size_t psb2 = e.n;
+	pkt(&e, HWT_PKT_PSB);
+	mode64(&e);
+	ip_pkt(&e, HWT_PKT_FUP, HWT_IPC_FULL, ORG); /* the flow is back at ORG */
+	pkt(&e, HWT_PKT_PSBEND);
+	tnt8(&e, 6, 0); /* six not taken: into jmp rax */
+	ip_pkt(&e, HWT_PKT_TIP_PGD, HWT_IPC_SUPPRESSED, 0);
+	const struct br want[] = {{0, ORG + 0x14, ORG, HWT_BR_JCC, 0, 0}};
+	struct got g;
+	struct hwt_decoder_info info;
+	for (size_t split = 0; split < e.n && !t_case_failed; split++) {
+		if (!write_split(data, code, &e, split))
+			return;
+		for (int raw = 0; raw < 2; raw++) {
+			int rc = decode(data, 1, raw ? HWT_DEC_WANT_RAW : 0, &g, &info, err,
+					sizeof(err));
+			CHECKF(rc == 0, "split %zu: rc %d: %s", split, rc, err);
+			size_t at = 0;
+			CHECKF(match(&g, 100, &at, want, 1) && g.nbr == 1,
+			       "split %zu (PSB at %zu) raw %d: %zu branches, want 1", split, psb2,
+			       raw, g.nbr);
+			CHECK_EQ(g.ngap, 0);
+			if (raw) /* twice 5 x (jcc, nop, nop) + jcc, then jmp rax */
+				CHECK_EQ(g.ninsn, 33);
+		}
+	}
 }
 
 int main(void)
@@ -622,6 +702,7 @@ int main(void)
 	RUN(t_gap);
 	RUN(t_pipe);
 	RUN(t_no_ops);
+	RUN(t_psb_run);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
