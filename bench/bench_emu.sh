@@ -1,43 +1,50 @@
 #!/bin/bash
 # bench/bench_emu.sh BUILD - cost of the emulated Intel PT unit.
 #
-# One CPU-bound workload (gzip -1 of 4 MB of base64 text, from coreutils
-# and gzip), timed three ways in one run: natively, under plain
+# One CPU-bound workload (gzip -6 of 20 MB of base64 text, from coreutils
+# and gzip), timed three ways, interleaved: natively, under plain
 # qemu-x86_64, and under `hwt record --emulate` (plugin + recorder writing
-# perf.data with perf's default intel_pt terms).  CPU time (user+sys of
-# the process tree) is used so that other load on the machine does not
-# distort the ratio; each variant runs 3 times and the best is kept.
-# Prints one line:
-#   emu-record: native A s, qemu B s, hwt C s, overhead-vs-qemu C/B
+# perf.data with perf's default intel_pt terms).  Each variant runs
+# $HWT_BENCH_RUNS times (default 3) and the best is kept, separately for
+# CPU time (user+sys of the process tree: what the recording costs in
+# total, whatever the machine's load) and wall time (what the user waits:
+# the plugin's encoder thread runs beside the program when a core is
+# free).  HWT_EMU_ENCODER=sync|inline|thread picks the plugin's encoder
+# (emu/fastpath.c; default thread).  Prints two lines:
+#   emu-record: native A s, qemu B s, hwt C s, overhead-vs-qemu C/B (cpu time)
+#   emu-record: native A s, qemu B s, hwt C s, overhead-vs-qemu C/B (wall time)
 set -u
 B=${1:?usage: bench/bench_emu.sh BUILD}
 HWT=$(realpath -m "$B/hwt")
+RUNS=${HWT_BENCH_RUNS:-3}
 command -v qemu-x86_64 >/dev/null || { echo "emu-record: SKIP (no qemu-x86_64)"; exit 0; }
 [ -x "$HWT" ] || { echo "emu-record: SKIP ($HWT not built)"; exit 0; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-head -c 3000000 /dev/urandom | base64 >"$T/in.txt"
+head -c 15000000 /dev/urandom | base64 >"$T/in.txt" # 20 MB
 GZ=$(type -P gzip)
 
-# cpu seconds (user+sys, children included) of one command
-cpu() {
-	/usr/bin/time -f '%U %S' -o "$T/t" "$@" >/dev/null 2>"$T/err" || {
+# "cpu wall" seconds of one command (cpu: user+sys, children included)
+run() {
+	/usr/bin/time -f '%U %S %e' -o "$T/t" "$@" >/dev/null 2>"$T/err" || {
 		echo "emu-record: FAIL ($* failed: $(tail -1 "$T/err"))" >&2
 		exit 1
 	}
-	awk '{ printf "%.3f\n", $1 + $2 }' "$T/t"
+	awk '{ printf "%.3f %.3f\n", $1 + $2, $3 }' "$T/t"
 }
-best() {
-	local b=
-	for _ in 1 2 3; do
-		local v
-		v=$(cpu "$@") || exit 1
-		if [ -z "$b" ] || awk -v a="$v" -v b="$b" 'BEGIN { exit !(a < b) }'; then b=$v; fi
-	done
-	echo "$b"
+min() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'; }
+nc= nw= qc= qw= hc= hw=
+for _ in $(seq "$RUNS"); do
+	read -r c w < <(run "$GZ" -6 -c "$T/in.txt") || exit 1
+	nc=$(min "$c" "$nc") nw=$(min "$w" "$nw")
+	read -r c w < <(run qemu-x86_64 "$GZ" -6 -c "$T/in.txt") || exit 1
+	qc=$(min "$c" "$qc") qw=$(min "$w" "$qw")
+	read -r c w < <(run "$HWT" record --emulate -o "$T/out.data" -- "$GZ" -6 -c "$T/in.txt") || exit 1
+	hc=$(min "$c" "$hc") hw=$(min "$w" "$hw")
+done
+line() {
+	awk -v n="$1" -v q="$2" -v h="$3" -v k="$4" \
+		'BEGIN { printf "emu-record: native %.2f s, qemu %.2f s, hwt %.2f s, overhead-vs-qemu %.2f (%s)\n", n, q, h, (q > 0 ? h / q : 0), k }'
 }
-n=$(best "$GZ" -1 -c "$T/in.txt")
-q=$(best qemu-x86_64 "$GZ" -1 -c "$T/in.txt")
-h=$(best "$HWT" record --emulate -o "$T/out.data" -- "$GZ" -1 -c "$T/in.txt")
-awk -v n="$n" -v q="$q" -v h="$h" \
-	'BEGIN { printf "emu-record: native %.2f s, qemu %.2f s, hwt %.2f s, overhead-vs-qemu %.2f\n", n, q, h, (q > 0 ? h / q : 0) }'
+line "$nc" "$qc" "$hc" "cpu time"
+line "$nw" "$qw" "$hw" "wall time"

@@ -6,11 +6,14 @@
  * raw debug files, the truth file).  ptgen.h: PT packet generation;
  * btsgen.h: BTS records (plugin argument fmt=bts), written into the same
  * per-thread buffer, so everything but the byte writer is shared.
+ * fastpath.c: the block log (the hot callback only appends the block) and
+ * the encoder thread that runs the per-block code on it.
  *
  * The plugin is a process-wide singleton inside qemu-x86_64, so its state
  * is global (struct emu_global); each guest thread has one struct emu_thr
  * that only that thread touches, except at exit/fork where every other
- * vCPU is stopped.
+ * vCPU is stopped, and the encoder thread, which runs its per-block code
+ * under its log's lock (fastpath.c).
  */
 #ifndef HWT_EMU_EMU_H
 #define HWT_EMU_EMU_H
@@ -60,6 +63,8 @@ struct emu_global {
 	uint64_t tsc0;	       /* TSC at process start */
 	char sysroot[512];     /* qemu -L prefix (the ETM plugin), "" for none */
 	uint64_t aux_flags;    /* PERF_RECORD_AUX flags of every piece (ETM raw: 0x100) */
+	int sync;	       /* encoder=sync: packets built at every block (no log) */
+	int encoder_inline;    /* encoder=inline: block log encoded on the thread itself */
 };
 
 extern struct emu_global emu;
@@ -88,6 +93,9 @@ struct emu_thr {
 	/* the box of the stream file (unit/emu_abi.h): buf and tbuf live in
 	 * it when there is one (else they are malloc()ed) */
 	struct hwt_emu_box *box;
+	/* the block log (fastpath.c): tb_log appends at lpos up to lend */
+	const struct emu_tb **lpos, **lend;
+	struct emu_fp *fp;
 	/* a sampling unit's per-thread state (pebs.c), freed with
 	 * unit_free by emu_thr_free */
 	void *unit;
@@ -101,6 +109,11 @@ struct emu_tb {
 	uint32_t n;
 	uint8_t cls; /* enum emu_cls */
 	uint8_t zero_call;
+	/* fastpath.c (emu_fp_tb): the next block's address is fa (not taken
+	 * or fall-through) or fb (taken), ~0 for none; fbit: a Jcc (one TNT
+	 * bit); fcall: push next on the RET compression stack */
+	uint8_t fbit, fcall;
+	uint64_t fa, fb;
 };
 
 enum emu_cls {
@@ -153,6 +166,18 @@ void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff,
 		 int flags, const char *path, int fd);
 void emu_sb_initial_maps(struct emu_thr *t);
 void emu_sb_comm(struct emu_thr *t, const char *comm, int exec);
+/* fastpath.c: the block log and the encoder thread (no-ops with encoder=sync) */
+struct emu_fp;
+void emu_fp_tb(struct emu_tb *e);      /* at translation: the fa/fb fields */
+int emu_fp_attach(struct emu_thr *t);  /* on t's thread, before its first block */
+void emu_fp_full(struct emu_thr *t);   /* tb_log: the current chunk is full */
+void emu_fp_sync(struct emu_thr *t);   /* on t's thread: every logged block encoded */
+void emu_fp_detach(struct emu_thr *t); /* sync, then forget t's log */
+void emu_fp_drop(struct emu_thr *t);   /* forked child: free a copied log */
+void emu_fp_child(void);	       /* forked child: no encoder thread yet */
+void emu_fp_stop(void);		       /* process exit: stop the encoder thread */
+/* plugin.c: one block of thread t (the whole per-block work of encoder=sync) */
+void emu_step1(struct emu_thr *t, const struct emu_tb *cur);
 /* a whole record (PERF_RECORD_SAMPLE with its fields) into the data ring */
 void emu_put_sample(struct emu_thr *t, const void *rec, size_t len);
 /* plugin.c: the thread state of a vCPU (created on first use), NULL if none */

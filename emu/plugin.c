@@ -5,7 +5,12 @@
  *   dir=D fd=N        stream files in D, announced on pipe fd N (recorder)
  *   fmt=pt|bts        trace format: Intel PT packets (default) or Intel BTS
  *                     records (btsgen.h; user mode only, no filters)
- *   raw=P             debug: raw PT of each thread to P.<tid>
+ *   raw=P             debug: raw PT of each thread to P.<pid>.<tid>
+ *   encoder=thread|inline|sync   who builds the packets: fastpath.c's
+ *                     encoder thread from the program's block log (default),
+ *                     the program's thread every thousand blocks (inline),
+ *                     or the program's thread at every block (sync: the
+ *                     reference); default from $HWT_EMU_ENCODER
  *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
  *   tsc= mtc= mtc_period= cyc= cyc_thresh= psb_period= noretcomp= branch=
  *                     perf intel_pt terms (0/1 or values; perf's defaults)
@@ -123,6 +128,11 @@ static struct emu_thr *thr_get(unsigned vcpu)
 		emu_thr_start_records(t, 1);
 	}
 	first_thread_done = 1;
+	if (emu_fp_attach(t) < 0) {
+		emu_thr_end(t, 1);
+		emu_thr_free(t);
+		return NULL;
+	}
 	thr_by_vcpu[vcpu] = t;
 	return t;
 }
@@ -298,23 +308,17 @@ static int signal_entry(struct emu_thr *t, const struct emu_tb *p, uint64_t to, 
 	return 1;
 }
 
-/* Hot path: one call per executed block.  The common cases (tracing on,
- * no filters, no CYC, the branch explained by the previous block) are
- * handled inline; everything else goes through transition(). */
-static void tb_exec(unsigned vcpu, void *udata)
+/* One executed block: the branch that ended the previous block of the
+ * thread is explained by cur's address.  The common cases (tracing on, no
+ * filters, no CYC, the branch explained by the previous block) are handled
+ * inline; everything else goes through transition().  Called in order for
+ * each thread, on the thread itself (encoder=sync; sig: a signal handler
+ * may start here, its frame is read now) or from the block log
+ * (fastpath.c; sig 0: tb_log keeps such blocks out of the log); the caller
+ * publishes the box afterwards. */
+static inline __attribute__((always_inline)) void step(struct emu_thr *t, const struct emu_tb *cur,
+						       int sig)
 {
-	const struct emu_tb *cur = udata;
-	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
-	if (__builtin_expect(!t, 0)) {
-		t = thr_get(vcpu);
-		if (!t)
-			return;
-	}
-	if (emu.pebs) { /* sampling: only the clock (the samples: pebs.c) */
-		t->prev = cur;
-		t->icount += cur->n;
-		return;
-	}
 	struct ptgen *g = &t->g;
 	const struct emu_tb *p = t->prev;
 	t->prev = cur;
@@ -325,7 +329,7 @@ static void tb_exec(unsigned vcpu, void *udata)
 		ptg_time(g, now);
 	uint64_t to = cur->start;
 	uint64_t at;
-	if (__builtin_expect(emu_sig_maybe(to), 0) && p && emu_sig_frame(to, &at) &&
+	if (sig && __builtin_expect(emu_sig_maybe(to), 0) && p && emu_sig_frame(to, &at) &&
 	    signal_entry(t, p, to, at))
 		goto done;
 	if (__builtin_expect(p && g->en && !emu.nfilt && !g->cfg.cyc && g->cfg.branch, 1)) {
@@ -394,17 +398,67 @@ done:
 		ptg_psb(g, to);
 	if (__builtin_expect(g->len >= emu.flush_at, 0))
 		emu_thr_flush(t, 0);
+}
+
+/* One block of thread t (fastpath.c's encoder: the cases it does not
+ * handle itself). */
+void emu_step1(struct emu_thr *t, const struct emu_tb *cur)
+{
+	step(t, cur, 0);
+}
+
+/* encoder=sync: the whole block's work on the program's thread. */
+static void tb_exec(unsigned vcpu, void *udata)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	if (__builtin_expect(!t, 0)) {
+		t = thr_get(vcpu);
+		if (!t)
+			return;
+	}
+	if (emu.pebs) { /* sampling: only the clock (the samples: pebs.c) */
+		const struct emu_tb *cur = udata;
+		t->prev = cur;
+		t->icount += cur->n;
+		return;
+	}
+	step(t, udata, 1);
 	emu_box_sync(t);
 }
 
 /* A block in generated code (jit.c): its version of the code is announced
- * before its trace. */
+ * before its trace (the log's blocks are encoded first). */
 static void tb_exec_jit(unsigned vcpu, void *udata)
 {
 	struct emu_thr *t = thr_get(vcpu);
-	if (t)
+	if (t) {
+		emu_fp_sync(t);
 		emu_jit_exec(t, udata);
+	}
 	tb_exec(vcpu, udata);
+}
+
+/* The default hot path: append the block to the thread's log; the
+ * encoder (fastpath.c) runs step() on it later, off this thread.  A block
+ * where a signal handler may start is done here and now, after the log
+ * (its signal frame is on the guest stack only at this moment). */
+static void tb_log(unsigned vcpu, void *udata)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	if (__builtin_expect(!t, 0)) {
+		t = thr_get(vcpu);
+		if (!t)
+			return;
+	}
+	if (__builtin_expect(emu_sig_maybe(((const struct emu_tb *)udata)->start), 0)) {
+		emu_fp_sync(t);
+		step(t, udata, 1);
+		emu_box_sync(t);
+		return;
+	}
+	*t->lpos++ = udata;
+	if (__builtin_expect(t->lpos == t->lend, 0))
+		emu_fp_full(t);
 }
 
 static uint8_t classify(const struct hwt_x86_insn *in)
@@ -461,8 +515,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	} else {
 		e->cls = EMU_OTHER;
 	}
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, jt ? tb_exec_jit : tb_exec, QEMU_PLUGIN_CB_NO_REGS,
-					     e);
+	emu_fp_tb(e);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, jt ? tb_exec_jit : emu.sync ? tb_exec : tb_log,
+					     QEMU_PLUGIN_CB_NO_REGS, e);
 	if (emu.pebs)
 		pebs_tb_trans(tb, e);
 }
@@ -471,9 +526,11 @@ static void child_after_fork(struct emu_thr *parent)
 {
 	/* Only this thread survives in the child; drop the others (their data
 	 * belongs to the parent's streams). */
+	emu_fp_child();
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *o = thr_by_vcpu[i];
 		if (o && o != parent) {
+			emu_fp_drop(o);
 			emu_thr_free(o);
 			thr_by_vcpu[i] = NULL;
 		}
@@ -486,6 +543,7 @@ static void child_after_fork(struct emu_thr *parent)
 		munmap(parent->map, parent->map_len);
 	if (parent->raw_fd >= 0)
 		close(parent->raw_fd);
+	emu_fp_drop(parent);
 	emu_thr_free(parent);
 	thr_by_vcpu[vcpu] = NULL;
 	emu.pid = getpid();
@@ -500,6 +558,10 @@ static void child_after_fork(struct emu_thr *parent)
 	if (!emu.bts && !emu.pebs)
 		ptg_begin(&t->g);
 	t->prev = prev;
+	if (emu_fp_attach(t) < 0) {
+		emu_thr_free(t);
+		return;
+	}
 	thr_by_vcpu[vcpu] = t;
 	emu_box_sync(t);
 }
@@ -510,6 +572,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 	struct emu_thr *t = thr_get(vcpu);
 	if (!t)
 		return;
+	emu_fp_sync(t);
 	t->sys_num = num;
 	t->sys_args[0] = a1, t->sys_args[1] = a2, t->sys_args[2] = a3;
 	t->sys_args[3] = a4, t->sys_args[4] = a5, t->sys_args[5] = a6;
@@ -537,6 +600,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		emu_exec_syscall(t, num, a1, a2, a3, a4, a5); /* follows it (exec.c) */
 		break;
 	case SYS_exit:
+		emu_fp_detach(t);
 		emu_thr_end(t, 1);
 		thr_by_vcpu[vcpu] = NULL;
 		break;
@@ -563,6 +627,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 	struct emu_thr *t = thr_get(vcpu);
 	if (!t || num != t->sys_num)
 		return;
+	emu_fp_sync(t);
 	switch (num) {
 	case SYS_fork:
 	case SYS_vfork:
@@ -617,9 +682,11 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 static void at_exit(qemu_plugin_id_t id, void *p)
 {
 	emu_jit_finish();
+	emu_fp_stop();
 	for (unsigned i = 0; i < EMU_MAX_VCPUS; i++) {
 		struct emu_thr *t = thr_by_vcpu[i];
 		if (t) {
+			emu_fp_detach(t);
 			emu_thr_end(t, 1);
 			thr_by_vcpu[i] = NULL;
 		}
@@ -727,6 +794,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	emu.flush_at = 64 << 10;
 	emu.tsc0 = 1000000;
 	emu.pid = getpid();
+	/* HWT_EMU_ENCODER=sync|thread|inline: the encoder=... default (tests) */
+	const char *enc = getenv("HWT_EMU_ENCODER");
+	emu.sync = enc && !strcmp(enc, "sync");
+	emu.encoder_inline = enc && !strcmp(enc, "inline");
 	for (int i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 		if (!eq) {
@@ -749,6 +820,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		} else if ((pa = pebs_arg(k, v)) != 0) {
 			if (pa < 0) /* pebs.c said what */
 				return -1;
+		} else if (!strcmp(k, "encoder") &&
+			   (!strcmp(v, "thread") || !strcmp(v, "inline") || !strcmp(v, "sync"))) {
+			emu.sync = !strcmp(v, "sync");
+			emu.encoder_inline = !strcmp(v, "inline");
 		} else if (!strcmp(k, "raw"))
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
 		else if (!strcmp(k, "truth"))
@@ -821,6 +896,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		}
 		emu.ptg.mtc = 0;
 		emu.ptg.tsc = 0;
+		emu.sync = 1; /* no block log: the clock only, on the thread */
 		if (pebs_setup() < 0)
 			return -1;
 	}

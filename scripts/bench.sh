@@ -45,9 +45,9 @@ out=$(bench/bench_flow.sh "$B") || status=1
 echo "$out"
 
 # --- section: emulated Intel PT unit cost (bench/bench_emu.sh, helper emu) ---
-# CPU time of a gzip run natively, under qemu-x86_64 and under
-# `hwt record --emulate`; prints "emu-record: native A s, qemu B s, hwt C s,
-# overhead-vs-qemu C/B".
+# CPU and wall time of gzip -6 of 20 MB natively, under qemu-x86_64 and
+# under `hwt record --emulate`; prints "emu-record: native A s, qemu B s,
+# hwt C s, overhead-vs-qemu C/B (cpu time)" and the same for wall time.
 if [ -x bench/bench_emu.sh ]; then
 	out=$(bench/bench_emu.sh "$B" 2>/tmp/hwt-bench-emu-$$.err)
 	rc=$?

@@ -1,0 +1,144 @@
+#!/bin/bash
+# tests/e2e/emu_fastpath.sh - the emulated Intel PT unit's block log and
+# encoder (emu/fastpath.c) write exactly the bytes of the per-block
+# reference path (plugin argument encoder=sync: every packet built on the
+# program's thread at every block, the code path of earlier versions).
+# Oracle: the reference run of the same program with the same environment.
+#   - plugin alone: the raw PT stream (raw=) and the truth lines are equal
+#     byte for byte, for encoder=thread and encoder=inline, with perf's
+#     default terms and with CYC, no RET compression, frequent PSB+/MTC,
+#     no timing; programs: gzip (~10^7 blocks, Jcc-dense), sort and awk
+#     (calls, returns, indirect branches);
+#   - hwt record: the AUX stream (hwt dump) and the truth of programs that
+#     die of SIGSEGV and of abort() are equal: the trace up to the fault is
+#     in the stream (the encoder drains the block log on the host fault).
+# Only programs whose control flow does not depend on timing can be
+# compared this way (threads and SIGCHLD make two encoder=sync runs
+# differ); emu_plugin.sh, emu_record.sh, bts_record.sh and flight.sh check
+# threads, forks, signals and a crash in a second thread against the
+# truth with the default encoder.
+# The guest sees the same environment in both runs: QEMU_UNSET_ENV keeps
+# HWT_EMU_ENCODER out of it (its length would change the loader's loops).
+set -u
+. "$(dirname "$0")/lib.bash"
+PLUGIN=$(realpath -m "$B/hwt-pt-plugin.so")
+HWT=$(realpath -m "$B/hwt")
+QEMU=$(command -v qemu-x86_64)
+if [ -z "$QEMU" ]; then
+	skip emu_fastpath "qemu-x86_64 not installed (apt install qemu-user)"
+	exit 0
+fi
+if [ ! -f "$PLUGIN" ]; then
+	fail emu_fastpath "$PLUGIN not built"
+	exit 0
+fi
+export LC_ALL=C
+export QEMU_UNSET_ENV=HWT_EMU_ENCODER
+head -c 300000 /dev/urandom | base64 >"$T/in.txt"
+
+# same_streams NAME DIR_A DIR_B: raw.<pid>.<tid> files pairwise (threads
+# and processes in creation order) and each thread's truth lines.
+same_streams() {
+	local name=$1 a=$2 b=$3
+	local ra rb
+	ra=$(cd "$a" && ls raw.[0-9]*.[0-9]* 2>/dev/null | sort -t. -k2,2n -k3,3n)
+	rb=$(cd "$b" && ls raw.[0-9]*.[0-9]* 2>/dev/null | sort -t. -k2,2n -k3,3n)
+	local na nb
+	na=$(echo "$ra" | grep -c .)
+	nb=$(echo "$rb" | grep -c .)
+	if [ "$na" != "$nb" ] || [ "$na" = 0 ]; then
+		fail "$name" "$nb streams, the reference has $na"
+		return 1
+	fi
+	local i
+	for i in $(seq 1 "$na"); do
+		local fa fb
+		fa=$(echo "$ra" | sed -n "${i}p")
+		fb=$(echo "$rb" | sed -n "${i}p")
+		if ! cmp -s "$a/$fa" "$b/$fb"; then
+			fail "$name" "stream $fb ($(stat -c %s "$b/$fb") bytes) differs from the reference's $fa ($(stat -c %s "$a/$fa") bytes): $(cmp "$a/$fa" "$b/$fb" 2>&1 | head -1)"
+			return 1
+		fi
+	done
+	if [ -e "$a/truth" ] && ! cmp -s <(per_thread "$a/truth") <(per_thread "$b/truth"); then
+		fail "$name" "truth differs from the reference's"
+		return 1
+	fi
+	return 0
+}
+
+# each thread's truth lines (tid dropped), threads in tid order
+per_thread() {
+	[ -e "$1" ] || return 0
+	sort -s -t"$(printf '\t')" -k1,1n "$1" | cut -f2-
+}
+
+# plugin NAME ARGS CMD...: encoder=sync vs thread and inline (ARGS with
+# truth=1: the truth lines too)
+plugin() {
+	local name=$1 args=$2
+	shift 2
+	local truth=
+	case $args in *truth=1*) args=${args/,truth=1/} truth=1 ;; esac
+	local exe
+	exe=$(type -P "$1")
+	local m
+	for m in sync thread inline; do
+		mkdir -p "$T/$name.$m"
+		(cd "$T" && "$QEMU" -plugin "$PLUGIN,encoder=$m,raw=$T/$name.$m/raw${truth:+,truth=$T/$name.$m/truth}$args" \
+			-- "$exe" "${@:2}" >"$T/$name.$m/out" 2>"$T/$name.$m/err")
+		echo $? >"$T/$name.$m/rc"
+	done
+	for m in thread inline; do
+		if ! cmp -s "$T/$name.sync/out" "$T/$name.$m/out" ||
+			! cmp -s "$T/$name.sync/rc" "$T/$name.$m/rc"; then
+			fail "${name}_$m" "output or exit status differs from encoder=sync ($(head -2 "$T/$name.$m/err"))"
+			continue
+		fi
+		same_streams "${name}_$m" "$T/$name.sync" "$T/$name.$m" || continue
+		local bytes
+		bytes=$(cat "$T/$name.sync"/raw.[0-9]*.[0-9]* | wc -c)
+		pass "${name}_$m ($bytes trace bytes as encoder=sync${truth:+, and $(wc -l <"$T/$name.sync/truth") truth lines})"
+	done
+	rm -rf "$T/$name".*
+}
+
+GZ=$(type -P gzip)
+plugin fp_gzip ",truth=1" "$GZ" -1 -c "$T/in.txt"
+plugin fp_gzip_cyc ",cyc=1" "$GZ" -1 -c "$T/in.txt"
+plugin fp_gzip_noretcomp ",noretcomp=1" "$GZ" -1 -c "$T/in.txt"
+plugin fp_gzip_psb ",mtc_period=0,psb_period=0" "$GZ" -1 -c "$T/in.txt"
+plugin fp_gzip_notime ",tsc=0,mtc=0" "$GZ" -1 -c "$T/in.txt"
+seq 1 20000 | sed 's/1/x/g' | tac >"$T/lines.txt"
+plugin fp_sort ",truth=1" sort --parallel=1 "$T/lines.txt"
+plugin fp_awk ",truth=1" awk '{ n[length($0)]++ } END { for (k in n) print k, n[k] }' "$T/lines.txt"
+
+# record NAME PROG: hwt record with encoder=sync vs thread (the default)
+record() {
+	local name=$1 prog=$2
+	local m
+	for m in sync thread; do
+		mkdir -p "$T/$name.$m"
+		HWT_EMU_ENCODER=$m "$HWT" record --emulate --truth "$T/$name.$m/truth" \
+			-o "$T/$name.$m/rec.data" -- "$prog" >/dev/null 2>"$T/$name.$m/err"
+		echo $? >"$T/$name.$m/rc"
+		"$HWT" dump "$T/$name.$m/rec.data" 2>&1 | sed 's/^# stream \([0-9]*\): tid [0-9]*/# stream \1/' >"$T/$name.$m/dump"
+	done
+	if ! cmp -s "$T/$name.sync/rc" "$T/$name.thread/rc"; then
+		fail "$name" "exit status $(cat "$T/$name.thread/rc"), encoder=sync $(cat "$T/$name.sync/rc")"
+	elif ! cmp -s "$T/$name.sync/dump" "$T/$name.thread/dump"; then
+		fail "$name" "the AUX stream differs from encoder=sync's: $(diff "$T/$name.sync/dump" "$T/$name.thread/dump" | head -3 | tr '\n' ' ')"
+	elif ! cmp -s <(per_thread "$T/$name.sync/truth") <(per_thread "$T/$name.thread/truth"); then
+		fail "$name" "truth differs from encoder=sync's"
+	else
+		pass "$name (exit $(cat "$T/$name.sync/rc"), $(grep -c '^[0-9a-f]' "$T/$name.sync/dump") packets as encoder=sync)"
+	fi
+}
+
+for p in crash_chain crash_abort; do
+	if ! cc -g -O1 -pthread -o "$T/$p" "tests/e2e/progs/$p.c" 2>"$T/cc.err"; then
+		fail "fp_$p" "cannot build tests/e2e/progs/$p.c: $(head -2 "$T/cc.err")"
+		continue
+	fi
+	record "fp_rec_$p" "$T/$p"
+done
