@@ -18,6 +18,10 @@
  * (struct pt.seams_bad; they change nothing in the output, which is what
  * a sequential decode of the same regions gives as well).
  *
+ * Limits: consumers that want times (HWT_DEC_WANT_TIME) and per-CPU
+ * queues decode on the calling thread: a segment's first times would
+ * need the CYC/MTC calibration of the trace before it.
+ *
  * Memory: at most WINDOW(jobs) segments are decoded or held at once, so
  * memory grows with the segment size times the jobs, not with the trace.
  * The engine (threads, processes, images) is touched only by the main
@@ -407,7 +411,11 @@ int pt_par_decode(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, si
 		  uint64_t base, int holding, uint64_t stop_ip)
 {
 	size_t min = e->c->insn ? SEG_BYTES_INSN : SEG_BYTES;
-	if (e->jobs <= 1 || q->per_cpu || n < 2 * min)
+	/* Times: the decoder's timing state (the CYC and MTC calibration)
+	 * comes from the trace before a PSB, which the PSB+ does not
+	 * restate: a segment decoded on its own would time its first
+	 * branches otherwise.  Consumers of times decode on one thread. */
+	if (e->jobs <= 1 || q->per_cpu || n < 2 * min || (e->c->flags & HWT_DEC_WANT_TIME))
 		return -1;
 	if (!e->par && !(e->par = par_start(e)))
 		return -1;
