@@ -17,7 +17,12 @@
  * instruction decoder.  The regions' decoders share one decode cache per
  * process image.  Every decoder error is reported as a gap with its
  * offset in the AUX stream and decoding resumes at the next PSB.
- * Per-CPU queues: pt_cpu.c.
+ * Consumers of taken branches alone (no instructions, events or times)
+ * get the block decoder's output in batches (region_batch:
+ * hwt_pt_block_batch, with the path cache), the same branches with one
+ * decoder call per many; branches go to a consumer's branches callback
+ * in arrays (PT_BB_CAP).  Per-CPU queues: pt_cpu.c; regions decoded on
+ * several threads: pt_par.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
