@@ -602,7 +602,17 @@ static void region_batch(struct pt *e, uint64_t base)
 				continue;
 			}
 			if (tent && x->ninsn) {
-				emit_branch(e, tf, tt, tk, 0, 0);
+				if (!e->pend_active && !e->cap && e->bb && e->nbb < PT_BB_CAP) {
+					/* (out_branch's common case, inline) */
+					struct hwt_dec_branch *o = &e->bb[e->nbb++];
+					o->from = tf;
+					o->to = tt;
+					o->kind = (uint8_t)tk;
+					o->have_time = 0;
+					o->time_ns = 0;
+				} else {
+					emit_branch(e, tf, tt, tk, 0, 0);
+				}
 				tent = 0;
 			}
 			switch (x->type) {

@@ -6,7 +6,7 @@
 # emu_record (small AUX chunks through the plugin's raw stream and
 # script_mkdata: regions joined across chunks) and corrupted traces (gaps),
 # every output of hwt script (tsv, text with times, --calls; on the small
-# recordings also --insn and hwt report: default, --coverage, --folded)
+# recording also --insn and hwt report: default, --coverage, --folded)
 # with -j 1 --no-batch (the block-by-block decode on one thread: the
 # reference) equals, byte for byte and in exit status, the one of -j 1,
 # -j 2 --no-path-cache and -j 4.
@@ -92,7 +92,7 @@ out() {
 for n in "${names[@]}"; do
 	f=$T/$n.data
 	modes="tsv text calls"
-	case $n in small_psb | mt | mt_cpu) modes="$modes insn report coverage folded" ;; esac
+	case $n in small_psb) modes="$modes insn report coverage folded" ;; esac
 	for m in $modes; do
 		case $m in
 		tsv) a=(script -i "$f" --branches --format tsv) ;;
