@@ -19,11 +19,19 @@
 #           reading the file, decoding, printing every taken branch)
 #   perf    perf script --itrace=b -F tid,ip,addr > /dev/null on the small
 #           recording (perf is too slow for the big one), MB/s of its trace
-# and prints one line:
+#   dec -jN the recording decoder with a consumer that counts branches
+#           (bench/bench_hwt_dec.c) on 1 and N threads, wall time
+#   script -jN  the same command on N threads (N: the online CPUs), wall
+#           time; both also give their peak RSS (/usr/bin/time), and -j1
+#           on the small recording shows it does not grow with the trace
+# and prints:
 #   flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ratio-vs-libipt R1, ratio-vs-perf R2 (...)
-# where the parenthesis gives the whole hwt script command's speed and its
-# ratio to perf script (both print every branch), and says FAIL if the two
-# decoders disagree on the number of instructions.
+#   script-tsv: hwt A MB/s, perf-script Z MB/s, ratio A/Z (...)
+#   flow-parallel: -j1 S1 s, -jN SN s, speedup S1/SN on N cores (...: the
+#           same for the whole hwt script command)
+#   script-rss: -j1 M1 MB, -jN MN MB (small trace: -j1 MS MB)
+# where flow-decode's parenthesis says FAIL if the two decoders disagree
+# on the number of instructions.
 set -u
 B=${1:?usage: bench/bench_flow.sh BUILD}
 H=$B/hwt
@@ -80,7 +88,19 @@ read -r _ bytes libipt_s _ libipt_insns <<<"$("$BF" time "$C/flow.data")"
 read -r _ _ blk_s _ blk_insns <<<"$("$HF" "$C/flow.data")"
 read -r _ _ hwt_s _ hwt_insns <<<"$("$HB" time "$C/flow.data")"
 read -r _ sbytes _ <<<"$("$BF" time "$C/flow-small.data")"
-script_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv)
+script_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv --no-progress -j1)
+# wall seconds and peak RSS (KB) of CMD...: "WALL RSS"
+wall_rss() {
+	/usr/bin/time -f '%e %M' -o "$C/time.out" "$@" >/dev/null 2>/dev/null
+	tail -n 1 "$C/time.out"
+}
+NCPU=$(nproc 2>/dev/null || echo 1)
+read -r par1_s rss1 <<<"$(wall_rss "$H" script -i "$C/flow.data" --branches --format tsv --no-progress -j1)"
+read -r parn_s rssn <<<"$(wall_rss "$H" script -i "$C/flow.data" --branches --format tsv --no-progress -j"$NCPU")"
+HD=$B/bench/bench_hwt_dec
+read -r _ _ _ dec1_s _ <<<"$("$HD" "$C/flow.data" 1)"
+read -r _ _ _ decn_s _ <<<"$("$HD" "$C/flow.data" "$NCPU")"
+read -r _ rss_small <<<"$(wall_rss "$H" script -i "$C/flow-small.data" --branches --format tsv --no-progress -j1)"
 perf_s=SKIP
 if command -v perf >/dev/null &&
 	[ "$(perf script --itrace=b -F tid,ip,addr -i "$C/flow-small.data" 2>/dev/null | head -n 100 | wc -l)" = 100 ]; then
@@ -95,5 +115,12 @@ awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v k="$blk_s" -
 	hx = mb / (h > 0 ? h : 1e-9); ly = mb / (l > 0 ? l : 1e-9); wx = mb / (w > 0 ? w : 1e-9)
 	if (p == "SKIP") { pz = 0 } else { pz = smb / (p > 0 ? p : 1e-9) }
 	printf "flow-decode: hwt %.1f MB/s, libipt-blk %.1f MB/s, perf-script %s MB/s, ratio-vs-libipt %.2f, ratio-vs-perf %s", hx, ly, (pz ? sprintf("%.2f", pz) : "n/a"), hx / ly, (pz ? sprintf("%.1f", hx / pz) : "n/a")
-	printf " (hwt block decoder %.1f MB/s; hwt script --branches --format tsv: %.1f MB/s, %s x perf script; %.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time; instructions %s)\n", mb / (k > 0 ? k : 1e-9), wx, (pz ? sprintf("%.1f", wx / pz) : "n/a"), mb, how, smb, same
+	printf " (hwt block decoder %.1f MB/s; %.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time; instructions %s)\n", mb / (k > 0 ? k : 1e-9), mb, how, smb, same
+	printf "script-tsv: hwt %.1f MB/s, perf-script %s MB/s, ratio %s (hwt script --branches --format tsv -j1 > /dev/null, whole command, CPU time)\n", wx, (pz ? sprintf("%.2f", pz) : "n/a"), (pz ? sprintf("%.1f", wx / pz) : "n/a")
+}'
+awk -v a="$dec1_s" -v b="$decn_s" -v c="$par1_s" -v d="$parn_s" -v n="$NCPU" -v mb="$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')" 'BEGIN {
+	printf "flow-parallel: -j1 %.2f s, -j%d %.2f s, speedup %.2f on %d cores (recording decoder, branches counted, wall time, %.0f MB of trace; hwt script --branches --format tsv > /dev/null: -j1 %.2f s, -j%d %.2f s, speedup %.2f)\n", a, n, b, a / (b > 0 ? b : 1e-9), n, mb, c, n, d, c / (d > 0 ? d : 1e-9)
+}'
+awk -v a="$rss1" -v b="$rssn" -v c="$rss_small" -v n="$NCPU" 'BEGIN {
+	printf "script-rss: -j1 %.1f MB, -j%d %.1f MB (small trace: -j1 %.1f MB; peak RSS of hwt script --branches --format tsv)\n", a / 1024, n, b / 1024, c / 1024
 }'

@@ -49,7 +49,9 @@ static const char usage_text[] =
     "                 for genhtml)\n"
     "  --drcov        coverage as a DynamoRIO drcov log (modules, basic blocks)\n"
     "  -o OUT         write those to OUT (default: stdout)\n"
-    "  --no-progress  no progress line on stderr (shown only on a terminal)\n";
+    "  --no-progress  no progress line on stderr (shown only on a terminal)\n"
+    "  -j N           decode on N threads (default: the online CPUs; the result\n"
+    "                 is the same for every N)\n";
 
 static const char unknown[] = "[unknown]";
 
@@ -396,8 +398,13 @@ int hwt_cmd_report(int argc, char **argv)
 	const char *output = NULL;
 	struct report r;
 	memset(&r, 0, sizeof(r));
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1, k; i < argc; i++) {
 		const char *a = argv[i];
+		if ((k = sp_parse_decode_opt("report", argc, argv, &i)) != 0) {
+			if (k < 0)
+				return cli_usage_error(usage_text);
+			continue;
+		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage_text, stdout);
 			return 0;

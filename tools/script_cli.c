@@ -19,7 +19,7 @@
 
 static const char usage_text[] =
     "usage: hwt script [-i FILE | FILE] [--branches [--format tsv|text] | --insn [--disasm]\n"
-    "                  | --calls | --last N [--tid T]] [--no-time] [--srcline]\n"
+    "                  | --calls | --last N [--tid T]] [--no-time] [--srcline] [-j N]\n"
     "\n"
     "Decode a recording (hwt's or perf's intel_pt, intel_bts or cs_etm perf.data;\n"
     "default hwt.data) and print its control flow.  Code is read from the files\n"
@@ -39,6 +39,8 @@ static const char usage_text[] =
     "                    terminal and stdout is not)\n"
     "  --srcline         source file:line after locations (DWARF line tables of the\n"
     "                    files, or their separate debug files); not with tsv\n"
+    "  -j N              decode on N threads (default: the online CPUs; the output\n"
+    "                    is the same for every N)\n"
     "  --last N          the flight recorder's report: per thread (or of --tid T)\n"
     "                    its last N taken branches and its call stack as\n"
     "                    reconstructed from the trace; the fatal signal if recorded\n"
@@ -107,6 +109,24 @@ static void p_branch_tsv(void *arg, struct hwt_dec_thread *t, uint64_t from, uin
 {
 	struct printer *pr = arg;
 	hwt_out_branch_tsv(&pr->o, t->tid, from, to, kind);
+}
+
+static void p_branches_tsv(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_branch *br,
+			   size_t n, const struct hwt_image *img)
+{
+	struct printer *pr = arg;
+	hwt_out_branches_tsv(&pr->o, t->tid, br, n);
+}
+
+static void p_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
+		     const struct hwt_image *img, int have_time, uint64_t time_ns);
+
+static void p_branches(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_branch *br,
+		       size_t n, const struct hwt_image *img)
+{
+	for (size_t i = 0; i < n; i++)
+		p_branch(arg, t, br[i].from, br[i].to, br[i].kind, img, br[i].have_time,
+			 br[i].time_ns);
 }
 
 static void p_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
@@ -179,7 +199,7 @@ int hwt_script_perf(int argc, char **argv)
 	struct printer pr;
 	memset(&pr, 0, sizeof(pr));
 	pr.time = 1;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1, k; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage_text, stdout);
@@ -192,6 +212,9 @@ int hwt_script_perf(int argc, char **argv)
 			input = argv[++i];
 		} else if (!strcmp(a, "--branches")) {
 			pr.mode = M_BRANCHES;
+		} else if ((k = sp_parse_decode_opt("script", argc, argv, &i)) != 0) {
+			if (k < 0)
+				return cli_usage_error(usage_text);
 		} else if (!strcmp(a, "--insn")) {
 			pr.mode = M_INSN;
 		} else if (!strcmp(a, "--calls")) {
@@ -277,6 +300,10 @@ int hwt_script_perf(int argc, char **argv)
 	    .gap = p_gap,
 	    .sample = p_sample,
 	    .thread_free = thread_free,
+	    /* taken branches in arrays (the same lines, fewer calls) */
+	    .branches = pr.mode == M_BRANCHES && pr.tsv ? p_branches_tsv
+			: pr.mode != M_INSN		? p_branches
+							: NULL,
 	};
 	/* not when the output goes to the same terminal */
 	struct progress *pg = progress_start("script", input, progress && !isatty(STDOUT_FILENO));

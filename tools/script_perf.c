@@ -134,6 +134,47 @@ static uint64_t *chunk_ends(struct hwt_perf_reader *r, size_t *n)
 	return ends;
 }
 
+static unsigned dec_jobs, dec_flags; /* the CLI's choice (one run per process) */
+
+void sp_set_decode(unsigned jobs, unsigned flags)
+{
+	dec_jobs = jobs;
+	dec_flags = flags;
+}
+
+int sp_parse_decode_opt(const char *cmd, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *v = NULL;
+	if (!strcmp(a, "--no-path-cache")) {
+		dec_flags |= HWT_DECODER_NO_PATH_CACHE;
+		return 1;
+	}
+	if (!strcmp(a, "--no-batch")) {
+		dec_flags |= HWT_DECODER_NO_BATCH;
+		return 1;
+	}
+	if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
+		if (*i + 1 >= argc) {
+			cli_err(cmd, "%s needs a number of threads (1: no threads)", a);
+			return -1;
+		}
+		v = argv[++*i];
+	} else if (!strncmp(a, "--jobs=", 7)) {
+		v = a + 7;
+	} else if (!strncmp(a, "-j", 2) && a[2] >= '0' && a[2] <= '9') {
+		v = a + 2;
+	} else {
+		return 0;
+	}
+	unsigned long long n;
+	if (cli_parse_u64(v, &n) || !n || n > 256) {
+		cli_err(cmd, "-j needs a number of threads from 1 to 256, not '%s'", v);
+		return -1;
+	}
+	dec_jobs = (unsigned)n;
+	return 1;
+}
+
 int sp_run(const char *path, const char *cmd, const struct hwt_decode_consumer *c)
 {
 	return sp_run_progress(path, cmd, c, NULL);
@@ -161,6 +202,8 @@ int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_c
 	hwt_decoder_config_init(&cfg);
 	cfg.reader = r;
 	cfg.consumer = c;
+	cfg.jobs = dec_jobs;
+	cfg.flags = dec_flags;
 	cfg.errbuf = errbuf;
 	cfg.errlen = sizeof(errbuf);
 	struct hwt_decoder *dec = NULL;

@@ -21,6 +21,14 @@ struct progress;
 int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_consumer *c,
 		    struct progress *pg);
 
+/* Decoding options for the runs above (hwt_decoder_config.jobs and
+ * .flags): set from -j N, --no-path-cache, --no-batch. */
+void sp_set_decode(unsigned jobs, unsigned flags);
+/* Parse a decoding option at argv[*i] (-j N, -jN, --jobs N, --jobs=N,
+ * --no-path-cache, --no-batch): 1 if it was one (*i moved past its
+ * value), 0 if not, -1 on a bad value (message printed). */
+int sp_parse_decode_opt(const char *cmd, int argc, char **argv, int *i);
+
 /* Symbol lookup with a small cache (per image). */
 struct sp_symcache;
 struct sp_symcache *sp_symcache_alloc(void);

@@ -167,6 +167,14 @@ const char *hwt_dec_sample_op_name(const struct hwt_dec_sample *s);
  * ", TLB walk" when the DTLB missed; "" if unknown.  buf: >= 64 bytes. */
 const char *hwt_dec_sample_source(const struct hwt_dec_sample *s, char *buf, size_t len);
 
+/* A taken branch (hwt_decode_consumer.branches). */
+struct hwt_dec_branch {
+	uint64_t from, to;
+	uint8_t kind; /* enum hwt_branch_kind */
+	uint8_t have_time;
+	uint64_t time_ns;
+};
+
 /* Consumer flags. */
 enum hwt_dec_flags {
 	HWT_DEC_WANT_TIME = 1 << 0, /* fill have_time/time_ns (costs some speed) */
@@ -197,6 +205,12 @@ struct hwt_decode_consumer {
 	void (*sample)(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_sample *s);
 	/* A thread goes away (at hwt_decoder_free): free t->user. */
 	void (*thread_free)(void *arg, struct hwt_dec_thread *t);
+	/* Taken branches in arrays (instead of branch, which is then not
+	 * called): n >= 1 branches of thread t, in order, each as branch
+	 * would give it; in order with the other callbacks.  Decoders that
+	 * batch (Intel PT) call it once per many branches. */
+	void (*branches)(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_branch *br,
+			 size_t n, const struct hwt_image *img);
 };
 
 /* ---------------- the recording decoder ---------------- */
@@ -215,6 +229,19 @@ struct hwt_decoder_config {
 	const char *buildid_dir;
 	char *errbuf; /* why alloc failed (may be NULL) */
 	size_t errlen;
+	/* Parallel decoding: threads that decode a stream's PSB-to-PSB
+	 * segments at once (joined in order: the output is the same for
+	 * every value); 0 (the default): the number of online CPUs, 1: no
+	 * threads.  Per-CPU (CPU-wide) recordings decode on one thread. */
+	unsigned jobs;
+	unsigned flags; /* enum hwt_decoder_flags */
+};
+/* hwt_decoder_config.flags: ways to decode the same thing more slowly
+ * (for tests: the output does not change). */
+enum hwt_decoder_flags {
+	HWT_DECODER_NO_PATH_CACHE = 1 << 0, /* Intel PT: no path cache */
+	HWT_DECODER_NO_BATCH = 1 << 1,	    /* Intel PT: block by block, not in
+					     * batches */
 };
 void hwt_decoder_config_init(struct hwt_decoder_config *cfg);
 
@@ -335,6 +362,9 @@ struct hwt_decoder_ops {
 /* The reader (attrs, features: CPUID, PMU types). */
 struct hwt_perf_reader *hwt_dec_reader(struct hwt_decoder *d);
 const struct hwt_decode_consumer *hwt_dec_consumer(const struct hwt_decoder *d);
+/* The config's jobs (0 resolved to the online CPUs) and flags. */
+unsigned hwt_dec_jobs(const struct hwt_decoder *d);
+unsigned hwt_dec_flags(const struct hwt_decoder *d);
 /* The thread for tid (created if new; pid -1: unknown, keep). */
 struct hwt_dec_thread *hwt_dec_thread_get(struct hwt_decoder *d, uint32_t tid, uint32_t pid);
 /* The queues in order of their first chunk (NULL past the end). */

@@ -326,11 +326,21 @@ uint64_t hwt_pt_block_ip(const struct hwt_pt_block_decoder *d);
  *    PSB by itself (a sync that fails is an error entry too).
  *  - HWT_PTE_END: the trace is used up (HWT_PTS_EOS, or no PSB left); the
  *    last entry: later calls return 0 entries.
+ *  - HWT_PTE_STOP (only with have_stop): the flow executed the
+ *    instruction at stop_ip (from = stop_ip); it comes after the entries
+ *    made before that instruction and before the branch (or event) that
+ *    follows it; it has no instruction count (ninsn 0, no time: the
+ *    instructions around it count toward the next entry).  A caller
+ *    that decodes up to a PSB whose FUP says where the flow stood uses
+ *    it to find where its part of the flow ends.
  * ninsn counts the instructions executed since the previous entry, up to
  * and including a branch's own instruction (for an error: those before
  * the one that failed; instructions past the end of the trace are not
- * counted).  With want_time, has_time/tsc give the decoder's time
- * (hwt_pt_block_time) when the entry was made.
+ * counted, unless past_end is set: then the batch goes on past the end
+ * of the trace with the instructions that need no trace, as
+ * hwt_pt_block_next does, up to and counting the first that needs
+ * trace, and the HWT_PTE_END comes after them).  With want_time, has_time/tsc give the decoder's
+ * time (hwt_pt_block_time) when the entry was made.
  *
  * The decoder syncs forward by itself at the first call; the verbs above
  * may be mixed with batches (a batch goes on from where they left off,
@@ -344,6 +354,7 @@ enum hwt_pt_entry_type {
 	HWT_PTE_EVENT,
 	HWT_PTE_ERROR,
 	HWT_PTE_END,
+	HWT_PTE_STOP,
 };
 
 struct hwt_pt_entry {
@@ -366,7 +377,11 @@ struct hwt_pt_batch {
 	struct hwt_pt_event *events; /* in: room for ev_cap events (>= 1) */
 	size_t ev_cap;
 	uint8_t want_time; /* fill has_time/tsc */
-	size_t n, nev;	   /* out: entries and events filled */
+	uint8_t have_stop; /* report visits of stop_ip (HWT_PTE_STOP;
+			    * then cap >= 3) */
+	uint8_t past_end;  /* go on past the end of the trace (see above) */
+	uint64_t stop_ip;
+	size_t n, nev; /* out: entries and events filled */
 };
 
 /* Fill b->entries (and b->events) from the decoder's current position.

@@ -25,6 +25,7 @@
  * thread_free), queues and the format state.  No global state.
  */
 #include <errno.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +90,9 @@ struct hwt_decoder {
 	uint64_t gaps;
 	uint64_t nr_samples;
 	size_t nr_aux;
-	int done; /* 1: ended (rc below) */
+	unsigned jobs;	/* hwt_decoder_config.jobs (0: online CPUs) */
+	unsigned flags; /* hwt_decoder_config.flags */
+	int done;	/* 1: ended (rc below) */
 	int done_rc;
 	char err[512];
 };
@@ -357,6 +360,19 @@ const struct hwt_decode_consumer *hwt_dec_consumer(const struct hwt_decoder *d)
 	return &d->c;
 }
 
+unsigned hwt_dec_jobs(const struct hwt_decoder *d)
+{
+	if (d->jobs)
+		return d->jobs;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)(n < 256 ? n : 256) : 1;
+}
+
+unsigned hwt_dec_flags(const struct hwt_decoder *d)
+{
+	return d->flags;
+}
+
 void hwt_dec_emit_insn(struct hwt_decoder *d, struct hwt_dec_thread *t,
 		       const struct hwt_dec_insn *in, const struct hwt_image *img, int have_time,
 		       uint64_t time_ns)
@@ -369,8 +385,16 @@ void hwt_dec_emit_branch(struct hwt_decoder *d, struct hwt_dec_thread *t, uint64
 			 uint64_t to, int kind, const struct hwt_image *img, int have_time,
 			 uint64_t time_ns)
 {
-	if (d->c.branch)
+	if (d->c.branches) {
+		struct hwt_dec_branch b = {.from = from,
+					   .to = to,
+					   .kind = (uint8_t)kind,
+					   .have_time = (uint8_t) !!have_time,
+					   .time_ns = time_ns};
+		d->c.branches(d->c.arg, t, &b, 1, img);
+	} else if (d->c.branch) {
 		d->c.branch(d->c.arg, t, from, to, kind, img, have_time, time_ns);
+	}
 }
 
 void hwt_dec_emit_event(struct hwt_decoder *d, struct hwt_dec_thread *t,
@@ -706,6 +730,12 @@ int hwt_decoder_alloc(struct hwt_decoder **out, const struct hwt_decoder_config 
 	if (cfg->consumer) {
 		size_t n = cfg->consumer->size < sizeof(d->c) ? cfg->consumer->size : sizeof(d->c);
 		memcpy(&d->c, cfg->consumer, n);
+	}
+	if (cfg->size >= offsetof(struct hwt_decoder_config, flags) + sizeof(cfg->flags)) {
+		d->jobs = cfg->jobs;
+		d->flags = cfg->flags;
+	} else {
+		d->jobs = 1; /* older callers: as before */
 	}
 	d->all = hwt_process_alloc(0);
 	if (!d->all) {

@@ -17,7 +17,12 @@
  * instruction decoder.  The regions' decoders share one decode cache per
  * process image.  Every decoder error is reported as a gap with its
  * offset in the AUX stream and decoding resumes at the next PSB.
- * Per-CPU queues: pt_cpu.c.
+ * Consumers of taken branches alone (no instructions, events or times)
+ * get the block decoder's output in batches (region_batch:
+ * hwt_pt_block_batch, with the path cache), the same branches with one
+ * decoder call per many; branches go to a consumer's branches callback
+ * in arrays (PT_BB_CAP).  Per-CPU queues: pt_cpu.c; regions decoded on
+ * several threads: pt_par.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,13 +123,85 @@ static void ev_convert(struct hwt_dec_event *o, const struct hwt_pt_event *ev)
 	}
 }
 
-static void deliver_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
+/* ---- output: to the consumer (taken branches gathered into arrays for
+ * its branches callback, delivered before anything else), or, in a
+ * worker of the parallel decode, into the segment's record (pt_par.c) */
+void pt_out_flush(struct pt *e)
 {
+	if (e->nbb) {
+		e->c->branches(e->c->arg, e->th, e->bb, e->nbb, e->img);
+		e->nbb = 0;
+	}
+}
+
+static void out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time,
+		       uint64_t t)
+{
+	if (e->cap) {
+		pt_cap_branch(e, from, to, kind, have_time, t);
+		return;
+	}
+	if (e->c->branches) {
+		if (!e->bb && !(e->bb = malloc(PT_BB_CAP * sizeof(*e->bb)))) {
+			struct hwt_dec_branch b = {from, to, (uint8_t)kind, (uint8_t)have_time, t};
+			e->c->branches(e->c->arg, e->th, &b, 1, e->img);
+			return;
+		}
+		if (e->nbb == PT_BB_CAP)
+			pt_out_flush(e);
+		struct hwt_dec_branch *b = &e->bb[e->nbb++];
+		b->from = from;
+		b->to = to;
+		b->kind = (uint8_t)kind;
+		b->have_time = (uint8_t)have_time;
+		b->time_ns = t;
+		return;
+	}
+	out_branch(e, from, to, kind, have_time, t);
+}
+
+void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uint64_t t)
+{
+	if (e->cap) {
+		pt_cap_insn(e, in, have_time, t);
+		return;
+	}
+	pt_out_flush(e);
+	pt_out_insn(e, in, have_time, t);
+}
+
+void pt_out_gap(struct pt *e, uint64_t off, uint64_t ip, int err)
+{
+	if (e->cap) {
+		pt_cap_gap(e, off, ip, err);
+		return;
+	}
+	pt_out_flush(e);
+	hwt_dec_emit_gap(e->dec, e->th, off, ip, err);
+}
+
+void pt_out_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
+{
+	if (e->cap) {
+		pt_cap_event(e, ev, have_time, t);
+		return;
+	}
+	pt_out_flush(e);
 	struct hwt_dec_event o;
 	ev_convert(&o, ev);
 	o.have_time = (uint8_t)have_time;
 	o.time_ns = t;
 	e->c->event(e->c->arg, e->th, &o);
+}
+
+void pt_out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time, uint64_t t)
+{
+	out_branch(e, from, to, kind, have_time, t);
+}
+
+static void deliver_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
+{
+	pt_out_event(e, ev, have_time, t);
 }
 
 /* Output goes straight to the consumer, or, in a region that ends at a
@@ -150,13 +227,11 @@ static void flush_pending(struct pt *e)
 	for (size_t i = 0; i < e->npend; i++) {
 		const struct pending *p = &e->pend[i];
 		if (p->what == P_BRANCH) {
-			if (c->branch)
-				c->branch(c->arg, e->th, p->u.br.from, p->u.br.to, p->kind, e->img,
-					  p->have_time, p->time);
+			out_branch(e, p->u.br.from, p->u.br.to, p->kind, p->have_time, p->time);
 		} else if (p->what == P_EVENT) {
 			deliver_event(e, &e->pevs[p->u.ev], p->have_time, p->time);
 		} else if (c->insn) {
-			c->insn(c->arg, e->th, &p->u.in, e->img, p->have_time, p->time);
+			pt_out_insn(e, &p->u.in, p->have_time, p->time);
 		}
 	}
 	e->npend = 0;
@@ -181,8 +256,7 @@ static void emit_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int 
 		flush_pending(e);
 		e->pend_overflow = 1;
 	}
-	if (e->c->branch)
-		e->c->branch(e->c->arg, e->th, from, to, kind, e->img, have_time, t);
+	out_branch(e, from, to, kind, have_time, t);
 }
 
 static void emit_event(struct pt *e, const struct hwt_pt_event *ev)
@@ -253,7 +327,7 @@ static void on_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, 
 		flush_pending(e);
 		e->pend_overflow = 1;
 	}
-	e->c->insn(e->c->arg, e->th, in, e->img, have_time, t);
+	pt_out_insn(e, in, have_time, t);
 }
 
 /* One instruction of a block (the general case of on_block). */
@@ -348,6 +422,7 @@ static void thread_for_time(struct pt *e, int have_time, uint64_t t)
 	struct hwt_dec_thread *th = hwt_dec_thread_get(e->dec, tid, (uint32_t)-1);
 	if (th && th != e->th) {
 		flush_pending(e);
+		pt_out_flush(e);
 		e->have_prev = 0;
 		e->have_async_at = 0;
 		e->th = th;
@@ -378,8 +453,7 @@ static void gap(struct pt *e, uint64_t base, int err)
 	uint64_t off = 0;
 	d_offset(e, &off);
 	flush_pending(e);
-	hwt_dec_emit_gap(e->dec, e->th, base + off,
-			 e->bd ? hwt_pt_block_ip(e->bd) : hwt_pt_insn_ip(e->d), err);
+	pt_out_gap(e, base + off, e->bd ? hwt_pt_block_ip(e->bd) : hwt_pt_insn_ip(e->d), err);
 	e->have_prev = 0;
 	e->have_async_at = 0;
 }
@@ -452,9 +526,9 @@ static int blk_time(struct pt *e, uint64_t *t)
 	return 1;
 }
 
-/* Set up the region's decoder: the image (and decode cache) of the
- * queue's thread's process, or of every process (per-CPU).  0 or -1. */
-static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n)
+/* The region's thread, process and image: of the queue's thread, or of
+ * every process (per-CPU).  Engine calls: the main thread only.  0 or -1. */
+int pt_region_resolve(struct pt *e, struct hwt_dec_queue *q)
 {
 	e->q = q;
 	e->pq = q->fmt;
@@ -473,6 +547,18 @@ static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *da
 	e->img = hwt_process_image(p, NULL);
 	if (!e->img)
 		return -1;
+	e->rproc = p;
+	e->rgen = hwt_process_generation(p);
+	e->repoch = hwt_dec_process_epoch(e->dec);
+	return 0;
+}
+
+/* Set up the region's decoder (a worker of the parallel decode has the
+ * region resolved already).  0 or -1. */
+static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n)
+{
+	if (!e->cap && pt_region_resolve(e, q))
+		return -1;
 	struct hwt_pt_config cfg = e->cfg;
 	cfg.buf.begin = data;
 	cfg.buf.end = data + n;
@@ -481,20 +567,20 @@ static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *da
 	memset(&opt, 0, sizeof(opt));
 	opt.size = sizeof(opt);
 	opt.query.size = sizeof(opt.query);
+	opt.no_path_cache = (uint8_t) !!(e->dflags & HWT_DECODER_NO_PATH_CACHE);
 	/* Branches only: blocks (one decoder call per block; per-CPU needs
 	 * the time at every instruction for the thread that runs).  The
 	 * decode cache belongs to the image of one process generation. */
 	int blk = (!e->c->insn || !(e->c->flags & HWT_DEC_WANT_RAW)) && !q->per_cpu;
 	if (!e->pc)
 		e->pc = hwt_pt_cache_alloc(); /* NULL: each decoder has its own */
-	uint64_t epoch = hwt_dec_process_epoch(e->dec);
-	if (e->pc && (e->pc_img != e->img || e->pc_proc != p ||
-		      e->pc_gen != hwt_process_generation(p) || e->pc_epoch != epoch)) {
+	if (e->pc && (e->pc_img != e->img || e->pc_proc != e->rproc || e->pc_gen != e->rgen ||
+		      e->pc_epoch != e->repoch)) {
 		hwt_pt_cache_clear(e->pc);
 		e->pc_img = e->img;
-		e->pc_proc = p;
-		e->pc_gen = hwt_process_generation(p);
-		e->pc_epoch = epoch;
+		e->pc_proc = e->rproc;
+		e->pc_gen = e->rgen;
+		e->pc_epoch = e->repoch;
 	}
 	opt.cache = e->pc;
 	if (blk) {
@@ -505,11 +591,102 @@ static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *da
 		e->d = hwt_pt_insn_alloc(&cfg, e->img, &opt);
 	}
 	if (!e->d && !e->bd) {
-		hwt_dec_set_err(e->dec, "cannot allocate an Intel PT decoder (out of memory)");
+		if (!e->cap)
+			hwt_dec_set_err(e->dec,
+					"cannot allocate an Intel PT decoder (out of memory)");
 		e->nomem = 1;
 		return -1;
 	}
 	return 0;
+}
+
+/* The region in batches (hwt_pt_block_batch), for consumers of taken
+ * branches alone (no instructions, events or times): the output is what
+ * the block loop of pt_decode_region gives.  That loop derives a branch
+ * when the instruction at its target comes, so a batch's branch is held
+ * (tentative) until an entry counts an instruction after it, or the
+ * stop ip is visited (HWT_PTE_STOP), and is dropped by a gap or an event
+ * that breaks the flow; the batch goes on past the end of the trace as
+ * the block loop does. */
+static void region_batch(struct pt *e, uint64_t base)
+{
+	struct hwt_pt_entry ent[PT_BATCH];
+	struct hwt_pt_event evs[PT_BATCH_EVENTS];
+	struct hwt_pt_batch b;
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	b.entries = ent;
+	b.cap = PT_BATCH;
+	b.events = evs;
+	b.ev_cap = PT_BATCH_EVENTS;
+	b.past_end = 1;
+	b.stop_ip = e->stop_ip;
+	int tent = 0, tk = 0;
+	uint64_t tf = 0, tt = 0;
+	e->have_prev = 1; /* handle_event clears it where the flow breaks */
+	for (;;) {
+		b.have_stop = (uint8_t)(e->holding && !e->pend_overflow);
+		int st = hwt_pt_block_batch(e->bd, &b);
+		if (st < 0)
+			break;
+		for (size_t i = 0; i < b.n; i++) {
+			const struct hwt_pt_entry *x = &ent[i];
+			if (x->type == HWT_PTE_STOP) {
+				int at_stop = e->holding && !e->pend_overflow;
+				if (tent) {
+					if (at_stop)
+						flush_pending(e);
+					emit_branch(e, tf, tt, tk, 0, 0);
+					tent = 0;
+				}
+				if (at_stop) {
+					flush_pending(e);
+					e->pend_active = 1;
+				}
+				continue;
+			}
+			if (tent && x->ninsn) {
+				if (!e->pend_active && !e->cap && e->bb && e->nbb < PT_BB_CAP) {
+					/* (out_branch's common case, inline) */
+					struct hwt_dec_branch *o = &e->bb[e->nbb++];
+					o->from = tf;
+					o->to = tt;
+					o->kind = (uint8_t)tk;
+					o->have_time = 0;
+					o->time_ns = 0;
+				} else {
+					emit_branch(e, tf, tt, tk, 0, 0);
+				}
+				tent = 0;
+			}
+			switch (x->type) {
+			case HWT_PTE_BRANCH:
+				tent = 1;
+				tf = x->from;
+				tt = x->to;
+				tk = hwt_branch_kind_of(x->iclass);
+				break;
+			case HWT_PTE_EVENT: {
+				const struct hwt_pt_event *ev = &evs[x->index];
+				handle_event(e, ev, 0, 0);
+				if (!e->have_prev)
+					tent = 0; /* the flow broke */
+				e->have_prev = 1;
+				break;
+			}
+			case HWT_PTE_ERROR:
+				tent = 0;
+				flush_pending(e);
+				pt_out_gap(e, base + x->to, x->from, x->err);
+				break;
+			default: /* HWT_PTE_END */
+				tent = 0;
+				break;
+			}
+		}
+		if (!st)
+			break;
+	}
 }
 
 /* Decode one region [data, data+n) of queue q whose first byte is at
@@ -532,6 +709,11 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	e->pend_active = 0;
 	e->holding = holding;
 	e->stop_ip = stop_ip;
+	if (e->bd && !e->c->insn && !e->c->event && !want_time &&
+	    !(e->dflags & HWT_DECODER_NO_BATCH)) {
+		region_batch(e, base);
+		goto done;
+	}
 	uint64_t last_err_off = UINT64_MAX;
 	int same_err = 0;
 	int st = d_sync(e);
@@ -608,8 +790,11 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 		memcpy(&di, &in.pt, sizeof(di));
 		on_insn(e, &di, have_time, t);
 	}
+done:
+	e->reached_stop = e->pend_active || e->pend_overflow;
 	if (!e->holding)
 		flush_pending(e);
+	pt_out_flush(e);
 	e->npend = 0; /* held back: the next region decodes it */
 	e->npevs = 0;
 	e->pend_active = 0;
@@ -664,6 +849,8 @@ static int pt_create(struct hwt_decoder *dec, const uint64_t *priv, size_t npriv
 		return HWT_ERR_NOMEM;
 	e->dec = dec;
 	e->c = hwt_dec_consumer(dec);
+	e->dflags = hwt_dec_flags(dec);
+	e->jobs = hwt_dec_jobs(dec);
 	if (priv && !hwt_perf_intel_pt_info_parse(&e->info, priv, npriv))
 		e->have_info = 1;
 	setup_config(e, hwt_dec_reader(dec));
@@ -722,8 +909,10 @@ static void pt_free(void *state)
 	for (size_t s = 0; s < e->nsegs; s++)
 		free(e->segs[s].d);
 	free(e->segs);
+	pt_par_free(e);
 	free(e->pend);
 	free(e->pevs);
+	free(e->bb);
 	hwt_pt_cache_free(e->pc);
 	free(e);
 }

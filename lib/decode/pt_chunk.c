@@ -200,7 +200,8 @@ void pt_on_chunk(struct pt *e, struct hwt_dec_queue *qq, const uint8_t *data, si
 	cut = next_cut(q, d, dn, 0, 1, &holding, &stop_ip, &scan);
 	size_t rs = 0;
 	if (cut != SIZE_MAX) {
-		pt_decode_region(e, qq, d, cut, doff, holding, stop_ip);
+		if (pt_par_decode(e, qq, d, cut, doff, holding, stop_ip))
+			pt_decode_region(e, qq, d, cut, doff, holding, stop_ip);
 		rs = cut;
 		scan = scan > cut ? scan - cut : 0;
 	}

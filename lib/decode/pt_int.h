@@ -104,7 +104,24 @@ struct pt {
 	struct hwt_dec_queue *q;
 	struct ptq *pq;
 	int nomem;
+	unsigned dflags; /* hwt_decoder_config.flags */
+	unsigned jobs;	 /* hwt_decoder_config.jobs (resolved) */
+	/* the region's process, its generation and the process epoch */
+	struct hwt_process *rproc;
+	uint64_t rgen, repoch;
+	/* taken branches gathered for the consumer's branches callback */
+	struct hwt_dec_branch *bb;
+	size_t nbb;
+	/* a worker of the parallel decode: output goes here (pt_par.c) */
+	struct pt_cap *cap;
+	struct pt_par *par; /* the main decoder's workers (pt_par.c) */
+	int reached_stop;   /* the last region reached its stop ip */
+	uint64_t seams_bad; /* parallel segments that did not reach it */
 };
+
+#define PT_BB_CAP 1024	   /* branches per branches() call */
+#define PT_BATCH 512	   /* entries per hwt_pt_block_batch call */
+#define PT_BATCH_EVENTS 32 /* events per hwt_pt_block_batch call */
 
 /* pt.c */
 extern const uint8_t hwt_pt_psb_pat[16]; /* a PSB: 02 82 eight times */
@@ -131,6 +148,33 @@ int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip);
  * stop_ip (output from there on is held back, for the next region). */
 void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
 		      uint64_t base, int holding, uint64_t stop_ip);
+
+/* The region's thread, process and image (main thread).  0 or -1. */
+int pt_region_resolve(struct pt *e, struct hwt_dec_queue *q);
+/* Output (to the consumer, or captured in a worker). */
+void pt_out_flush(struct pt *e);
+void pt_out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time, uint64_t t);
+void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uint64_t t);
+void pt_out_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t);
+void pt_out_gap(struct pt *e, uint64_t off, uint64_t ip, int err);
+
+/* pt_par.c: parallel decode of a chunk's regions */
+void pt_cap_branch(struct pt *w, uint64_t from, uint64_t to, int kind, int have_time, uint64_t t);
+void pt_cap_insn(struct pt *w, const struct hwt_dec_insn *in, int have_time, uint64_t t);
+void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, uint64_t t);
+void pt_cap_gap(struct pt *w, uint64_t off, uint64_t ip, int err);
+/* Decode [data, data + n) of queue q (stream offset base), which ends at
+ * the cut (a PSB) with holding/stop_ip and has the complete PSBs cuts[]
+ * (offsets into data, ascending, each > 0, with their FUP ips) inside,
+ * on the workers: 0, or -1 when it cannot (decode it on this thread). */
+struct pt_cut {
+	size_t off;
+	int holding;
+	uint64_t stop_ip;
+};
+int pt_par_decode(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+		  uint64_t base, int holding, uint64_t stop_ip);
+void pt_par_free(struct pt *e);
 
 /* pt_chunk.c */
 int pt_carry_append(struct ptq *q, const uint8_t *p, size_t n);

@@ -211,6 +211,31 @@ void hwt_out_branch_tsv(struct hwt_outbuf *o, uint32_t tid, uint64_t from, uint6
 	o->len += (size_t)(q - p);
 }
 
+void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,
+			  size_t n)
+{
+	/* the tid once */
+	char tb[16] = {0};
+	size_t tl = put_dec(tb, tid);
+	static const char kinds[HWT_BR_NKINDS + 1][8] = {
+	    "jcc\n", "jmp\n", "ijmp\n", "call\n", "icall\n", "ret\n", "far\n", "async\n", "?\n"};
+	static const uint8_t klen[HWT_BR_NKINDS + 1] = {4, 4, 5, 5, 6, 4, 4, 6, 2};
+	for (size_t i = 0; i < n; i++) {
+		char *p = hwt_outbuf_room(o, 64), *q = p;
+		memcpy(q, tb, 16);
+		q += tl;
+		*q++ = '\t';
+		q += put_hex(q, br[i].from);
+		*q++ = '\t';
+		q += put_hex(q, br[i].to);
+		*q++ = '\t';
+		unsigned ki = br[i].kind < HWT_BR_NKINDS ? br[i].kind : HWT_BR_NKINDS;
+		memcpy(q, kinds[ki], 8);
+		q += klen[ki];
+		o->len += (size_t)(q - p);
+	}
+}
+
 static void loc(struct hwt_outbuf *o, const struct hwt_out_loc *l)
 {
 	hwt_out_hex(o, l->ip);

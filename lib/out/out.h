@@ -76,6 +76,10 @@ void hwt_out_time_ns(struct hwt_outbuf *o, uint64_t ns);
 
 /* "tid<TAB>from<TAB>to<TAB>kind\n" */
 void hwt_out_branch_tsv(struct hwt_outbuf *o, uint32_t tid, uint64_t from, uint64_t to, int kind);
+/* The same for n branches of one thread (hwt_decode_consumer.branches). */
+struct hwt_dec_branch;
+void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,
+			  size_t n);
 
 struct hwt_out_loc {
 	uint64_t ip;

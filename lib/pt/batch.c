@@ -71,6 +71,32 @@ static void put_end(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 	d->bt.pend = 0;
 }
 
+/* HWT_PTE_STOP (b->have_stop): an entry saying the flow executed the
+ * instruction at b->stop_ip; no instruction count of its own. */
+static inline void stop_at(struct hwt_pt_entry *e, uint64_t stop);
+static void put_stop(struct hwt_pt_batch *b)
+{
+	stop_at(&b->entries[b->n++], b->stop_ip);
+}
+
+static inline void stop_at(struct hwt_pt_entry *e, uint64_t stop)
+{
+	memset(e, 0, sizeof(*e));
+	e->type = HWT_PTE_STOP;
+	e->from = stop;
+}
+
+/* Is stop one of the n instructions at ips? */
+static inline int stop_in(const uint64_t *ips, size_t n, uint64_t stop)
+{
+	if (!n || stop - ips[0] > ips[n - 1] - ips[0])
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (ips[i] == stop)
+			return 1;
+	return 0;
+}
+
 /* An error entry for st, then sync forward; the new status. */
 static int on_error(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int st)
 {
@@ -134,6 +160,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	size_t n = b->n, cap = b->cap - 1, steps = 0; /* one slot for the end */
 	uint32_t acc = d->bt.acc;
 	int paths = !f->opt.no_path_cache;
+	int hs = b->have_stop;
+	uint64_t stop = b->stop_ip;
 
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.type = HWT_PTE_BRANCH;
@@ -141,7 +169,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	/* flow_fast_ok holds on: nothing here reads a packet but TNTs (no
 	 * event, error or end comes), except that the bits may run out at
 	 * the end of the trace */
-	while (n < cap && (q->tnt_n || !q->eos)) {
+	while (n + 1 < cap && (q->tnt_n || !q->eos)) {
 		int mode = f->mode ? f->mode : 64;
 		uint64_t ip = f->ip;
 		tmpl.mode = (uint8_t)mode;
@@ -151,8 +179,17 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		/* (a path starts with a run that ends in a conditional branch) */
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
 			const struct path *p = path_at(c, ip, mode, q);
+			const struct path_br *br = p ? c->pbr + p->br : NULL;
+			if (p && hs) {
+				/* stop within the path's straight lines: run by run */
+				uint64_t seg = ip;
+				for (unsigned i = 0; p && i < p->nbr; seg = br[i].to, i++)
+					if (stop - seg <= br[i].from - seg)
+						p = NULL;
+				if (p && stop - seg < p->end - seg)
+					p = NULL;
+			}
 			if (p && n + p->nbr <= cap) {
-				const struct path_br *br = c->pbr + p->br;
 				for (unsigned i = 0; i < p->nbr; i++) {
 					struct hwt_pt_entry *e = &out[n++];
 					*e = tmpl;
@@ -193,10 +230,14 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			int err = flow_proceed(f, &xi);
 			if (err < 0) {
 				acc += r->n - 1; /* the last one failed */
+				if (hs && stop_in(c->ips + r->pool, r->n - 1u, stop))
+					stop_at(&out[n++], stop);
 				*st = err;
 				break;
 			}
 			acc += r->n;
+			if (hs && stop_in(c->ips + r->pool, r->n, stop))
+				stop_at(&out[n++], stop);
 			*st = flow_status(f);
 			stamp(d, b, &tmpl);
 			if (r->iclass != HWT_INSN_OTHER && f->enabled && f->have_ip &&
@@ -216,6 +257,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			continue;
 		}
 		acc += r->n;
+		if (hs && stop - r->ip <= r->last && stop_in(c->ips + r->pool, r->n, stop))
+			stop_at(&out[n++], stop);
 		if (r->iclass != HWT_INSN_OTHER && reported(r->iclass, f->ip, last + r->size)) {
 			struct hwt_pt_entry *e = &out[n++];
 			*e = tmpl;
@@ -251,8 +294,8 @@ static void block_branch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b,
 
 int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 {
-	if (!d || !b || b->size < sizeof(*b) || !b->entries || b->cap < 2 || !b->events ||
-	    !b->ev_cap)
+	if (!d || !b || b->size < sizeof(*b) || !b->entries || b->cap < 2u + !!b->have_stop ||
+	    !b->events || !b->ev_cap)
 		return HWT_ERR_INVALID;
 	b->n = b->nev = 0;
 	if (d->bt.ended)
@@ -268,7 +311,8 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 	else
 		st = flow_status(f);
 	cache_bind(f->cache, f->img);
-	while (b->cap - b->n >= 2 && !d->bt.ended) {
+	size_t room = b->have_stop ? 3 : 2; /* (a stop, a branch, the end) */
+	while (b->cap - b->n >= room && !d->bt.ended) {
 		if (st < 0) {
 			st = on_error(d, b, st);
 			continue;
@@ -290,7 +334,7 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 			}
 			continue;
 		}
-		if (st & HWT_PTS_EOS) {
+		if ((st & HWT_PTS_EOS) && !b->past_end) {
 			put_end(d, b);
 			break;
 		}
@@ -305,14 +349,27 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 		struct hwt_pt_block blk;
 		st = hwt_pt_block_next(d, &blk);
 		if (st == HWT_ERR_EOS) {
-			put_end(d, b); /* what comes past the end is not counted */
+			/* what comes past the end is not counted, but with
+			 * past_end: the instructions up to the one that needs
+			 * trace (reached) */
+			if (b->past_end) {
+				d->bt.acc += blk.ninsn;
+				if (b->have_stop && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+					put_stop(b);
+			}
+			put_end(d, b);
 			break;
 		}
 		if (st < 0) {
 			d->bt.acc += blk.ninsn ? blk.ninsn - 1 : 0; /* the last one failed */
+			if (b->have_stop && blk.ninsn &&
+			    stop_in(blk.ips, blk.ninsn - 1u, b->stop_ip))
+				put_stop(b);
 			continue;
 		}
 		d->bt.acc += blk.ninsn;
+		if (b->have_stop && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+			put_stop(b);
 		if (blk.ninsn && hwt_insn_is_branch(blk.iclass))
 			block_branch(d, b, blk.end_ip, blk.end_ip + blk.sizes[blk.ninsn - 1],
 				     blk.iclass, blk.mode);

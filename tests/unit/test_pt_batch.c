@@ -84,6 +84,24 @@ static int reported(int iclass, uint64_t to, uint64_t next)
 
 /* ---- oracle 1: the block decoder's loop ---- */
 
+/* Visits of a stop ip (HWT_PTE_STOP) and decoding past the end: both
+ * oracle and batch, while set (check_all's last variant). */
+static uint64_t g_stop;
+static int g_have_stop, g_past_end;
+
+static void ref_stop(struct vec *v, const uint64_t *ips, uint32_t n)
+{
+	if (!g_have_stop)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if (ips[i] == g_stop) {
+			struct hwt_pt_entry *e = vec_add(v);
+			e->type = HWT_PTE_STOP;
+			e->from = g_stop;
+			return;
+		}
+}
+
 struct ref {
 	struct hwt_pt_block_decoder *d;
 	struct vec *v;
@@ -182,21 +200,28 @@ static int run_ref(const struct hwt_pt_config *cfg, const struct hwt_image *img,
 			}
 			continue;
 		}
-		if (st & HWT_PTS_EOS) {
+		if ((st & HWT_PTS_EOS) && !g_past_end) {
 			ref_put(&r, HWT_PTE_END);
 			break;
 		}
 		struct hwt_pt_block b;
 		st = hwt_pt_block_next(r.d, &b);
 		if (st == HWT_ERR_EOS) {
+			if (g_past_end) {
+				r.acc += b.ninsn;
+				ref_stop(v, b.ips, b.ninsn);
+			}
 			ref_put(&r, HWT_PTE_END);
 			break;
 		}
 		if (st < 0) {
 			r.acc += b.ninsn ? b.ninsn - 1 : 0;
+			if (b.ninsn)
+				ref_stop(v, b.ips, b.ninsn - 1);
 			continue;
 		}
 		r.acc += b.ninsn;
+		ref_stop(v, b.ips, b.ninsn);
 		if (!b.ninsn || !hwt_insn_is_branch(b.iclass))
 			continue;
 		uint64_t ip = hwt_pt_block_ip(r.d), next = b.end_ip + b.sizes[b.ninsn - 1];
@@ -235,6 +260,11 @@ static int run_batch(const struct hwt_pt_config *cfg, const struct hwt_image *im
 	b.events = ev;
 	b.ev_cap = evcap;
 	b.want_time = (uint8_t)want_time;
+	b.have_stop = (uint8_t)g_have_stop;
+	b.stop_ip = g_stop;
+	b.past_end = (uint8_t)g_past_end;
+	if (g_have_stop && cap < 3)
+		cap = b.cap = 3;
 	int rc = 0, st, calls = 0;
 	while ((st = hwt_pt_block_batch(d, &b)) >= 0) {
 		for (size_t i = 0; i < b.n; i++) {
@@ -350,7 +380,47 @@ static int check_all(const char *what, const struct hwt_pt_config *cfg, const st
 			       i);
 			return -1;
 		}
-	return 0;
+	/* a stop ip (the target of a branch in the middle, and of the
+	 * last) and past the end: the oracle's stops and counts */
+	uint64_t stops[2] = {0, 0};
+	for (size_t i = 0, nb = 0; i < ref->n; i++)
+		if (ref->e[i].type == HWT_PTE_BRANCH && (++nb == 1 || i < ref->n / 2))
+			stops[0] = ref->e[i].to;
+	for (size_t i = ref->n; i-- > 0;)
+		if (ref->e[i].type == HWT_PTE_BRANCH) {
+			stops[1] = ref->e[i].to;
+			break;
+		}
+	struct vec sref;
+	memset(&sref, 0, sizeof(sref));
+	int rc = 0;
+	for (int k = 0; k < 2 && !rc; k++) {
+		g_have_stop = 1;
+		g_past_end = 1;
+		g_stop = stops[k];
+		vec_reset(&sref);
+		if (run_ref(cfg, img, NULL, 1, &sref)) {
+			rc = -1;
+			break;
+		}
+		for (int paths = 0; paths < 2 && !rc; paths++)
+			for (int c = 0; c < 2 && !rc; c++) {
+				vec_reset(got);
+				if (run_batch(cfg, img, NULL, !paths, 1, c ? 3 : 4096, c ? 1 : 64,
+					      got) ||
+				    compare(got, &sref, why, sizeof(why))) {
+					t_fail(__FILE__, __LINE__,
+					       "%s, stop ip %llx, past the end, path cache %s, %d "
+					       "entries a batch: %s",
+					       what, (unsigned long long)g_stop,
+					       paths ? "on" : "off", c ? 3 : 4096, why);
+					rc = -1;
+				}
+			}
+	}
+	g_have_stop = g_past_end = 0;
+	vec_free(&sref);
+	return rc;
 }
 
 /* ---- oracle 2: libipt ---- */
