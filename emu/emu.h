@@ -143,6 +143,7 @@ static inline void emu_box_sync(struct emu_thr *t)
 		b->tnt = t->g.tnt;
 		b->ntnt = t->g.ntnt;
 		b->end_ip = t->g.en && t->prev && !emu.bts ? t->prev->start : 0;
+		b->truth_len = t->tlen;
 	}
 }
 

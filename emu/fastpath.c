@@ -90,6 +90,8 @@ static void encode(struct emu_thr *t, const struct emu_tb *const *v, size_t n)
 	while (i < n) {
 		if (!can || !g->en || !t->prev || t->stopped) {
 			emu_step1(t, v[i++]);
+			if (truth) /* its truth line and its packets, together */
+				emu_box_sync(t);
 			continue;
 		}
 		const struct emu_tb *p = t->prev;
@@ -140,6 +142,10 @@ static void encode(struct emu_thr *t, const struct emu_tb *const *v, size_t n)
 			tsc = now;
 			now += c->n;
 			p = c;
+			/* the truth buffer is flushed between blocks, with the
+			 * box published (a dying thread's truth = its trace) */
+			if (truth && t->tlen > EMU_TRUTH_BUF - 1024)
+				check = 1;
 			if (check) {
 				i++;
 				break;
@@ -157,8 +163,13 @@ static void encode(struct emu_thr *t, const struct emu_tb *const *v, size_t n)
 				ptg_psb(g, p->start);
 			if (g->len >= emu.flush_at)
 				emu_thr_flush(t, 0);
+			if (truth && t->tlen > EMU_TRUTH_BUF - 1024)
+				emu_truth_flush(t);
+			emu_box_sync(t);
 		} else if (i < n) {
 			emu_step1(t, v[i++]);
+			if (truth)
+				emu_box_sync(t);
 		}
 	}
 }

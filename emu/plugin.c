@@ -396,8 +396,10 @@ static inline __attribute__((always_inline)) void step(struct emu_thr *t, const 
 done:
 	if (__builtin_expect(ptg_psb_due(g) && !emu.bts, 0))
 		ptg_psb(g, to);
-	if (__builtin_expect(g->len >= emu.flush_at, 0))
+	if (__builtin_expect(g->len >= emu.flush_at, 0)) {
 		emu_thr_flush(t, 0);
+		emu_box_sync(t); /* the ring has the packets: the box says so */
+	}
 }
 
 /* One block of thread t (fastpath.c's encoder: the cases it does not
@@ -516,7 +518,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		e->cls = EMU_OTHER;
 	}
 	emu_fp_tb(e);
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, jt ? tb_exec_jit : emu.sync ? tb_exec : tb_log,
+	qemu_plugin_register_vcpu_tb_exec_cb(tb,
+					     jt		? tb_exec_jit
+					     : emu.sync ? tb_exec
+							: tb_log,
 					     QEMU_PLUGIN_CB_NO_REGS, e);
 	if (emu.pebs)
 		pebs_tb_trans(tb, e);

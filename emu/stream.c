@@ -490,8 +490,8 @@ void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
 	}
 	*p++ = '\n';
 	t->tlen = (size_t)(p - t->tbuf);
-	if (t->box)
-		t->box->truth_len = t->tlen;
+	/* the box's truth_len is published with the packets (emu_box_sync):
+	 * a thread that dies leaves the truth and the trace at one block */
 }
 
 /* The first n pending bytes of the generator into the AUX ring, taken
