@@ -134,7 +134,9 @@ static uint64_t *chunk_ends(struct hwt_perf_reader *r, size_t *n)
 	return ends;
 }
 
-static unsigned dec_jobs, dec_flags; /* the CLI's choice (one run per process) */
+/* the CLI's choice (one run per process); batches are opt-in (--batch),
+ * as in the library's default config */
+static unsigned dec_jobs, dec_flags = HWT_DECODER_NO_BATCH;
 
 void sp_set_decode(unsigned jobs, unsigned flags)
 {
@@ -151,6 +153,10 @@ int sp_parse_decode_opt(const char *cmd, int argc, char **argv, int *i)
 	}
 	if (!strcmp(a, "--no-batch")) {
 		dec_flags |= HWT_DECODER_NO_BATCH;
+		return 1;
+	}
+	if (!strcmp(a, "--batch")) {
+		dec_flags &= ~(unsigned)HWT_DECODER_NO_BATCH;
 		return 1;
 	}
 	if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {

@@ -8,8 +8,8 @@
 # every output of hwt script (tsv, text with times, --calls; on the small
 # recording also --insn and hwt report: default, --coverage, --folded)
 # with -j 1 --no-batch (the block-by-block decode on one thread: the
-# reference) equals, byte for byte and in exit status, the one of -j 1,
-# -j 2 --no-path-cache and -j 4.
+# reference) equals, byte for byte and in exit status, the one of
+# -j 1 --batch, -j 2 --batch --no-path-cache, -j 4 --batch and -j 4.
 set -u
 . "$(dirname "$0")/lib.bash"
 H=$B/hwt
@@ -105,7 +105,7 @@ for n in "${names[@]}"; do
 		esac
 		ref=$(out "$n" ref "${a[@]}" -j1 --no-batch)
 		bad=
-		for v in "-j1" "-j2 --no-path-cache" "-j4"; do
+		for v in "-j1 --batch" "-j2 --batch --no-path-cache" "-j4 --batch" "-j4"; do
 			# shellcheck disable=SC2086
 			got=$(out "$n" "${v// /}" "${a[@]}" $v)
 			[ "$got" = "$ref" ] || bad="$bad; $v: $got (reference -j1 --no-batch: $ref)"
