@@ -157,7 +157,7 @@ static void out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int h
 		b->time_ns = t;
 		return;
 	}
-	out_branch(e, from, to, kind, have_time, t);
+	hwt_dec_emit_branch(e->dec, e->th, from, to, kind, e->img, have_time, t);
 }
 
 void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uint64_t t)
@@ -167,7 +167,7 @@ void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uin
 		return;
 	}
 	pt_out_flush(e);
-	pt_out_insn(e, in, have_time, t);
+	hwt_dec_emit_insn(e->dec, e->th, in, e->img, have_time, t);
 }
 
 void pt_out_gap(struct pt *e, uint64_t off, uint64_t ip, int err)
