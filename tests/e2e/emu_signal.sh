@@ -130,8 +130,10 @@ stop_run() {
 	# multi-threaded program stopped at a random moment can lose the
 	# trace of a worker's last blocks while its truth has them; the
 	# threaded program runs with the per-block encoder (encoder=sync)
+	# and a thread killed by SIGKILL loses its last logged blocks
 	local enc=thread
 	[ "${cmd[0]}" = zstd ] && enc=sync
+	[ $how = KILL ] && enc=sync
 	(cd "$T" && HWT_EMU_ENCODER=$enc QEMU_UNSET_ENV=HWT_EMU_ENCODER exec "$HWT" record --emulate \
 		--truth "$d/truth" -o "$d/perf.data" -- "${cmd[@]}" >/dev/null 2>"$d/err") &
 	local rec=$!
