@@ -166,6 +166,8 @@ void emu_truth_flush(struct emu_thr *t);
 void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff, int prot,
 		 int flags, const char *path, int fd);
 void emu_sb_initial_maps(struct emu_thr *t);
+/* a new thread's first sideband (COMM + maps for the main thread) */
+void emu_thr_announce(struct emu_thr *t, int main_thread);
 void emu_sb_comm(struct emu_thr *t, const char *comm, int exec);
 /* fastpath.c: the block log and the encoder thread (no-ops with encoder=sync) */
 struct emu_fp;

@@ -576,3 +576,17 @@ void emu_thr_end(struct emu_thr *t, int exited)
 		close(t->raw_fd);
 	t->raw_fd = -1;
 }
+
+/* A new thread's first sideband: the main thread's COMM (the binary's
+ * name) and initial mappings, then its start records; another thread
+ * only its start records. */
+void emu_thr_announce(struct emu_thr *t, int main_thread)
+{
+	if (main_thread) {
+		const char *exe = qemu_plugin_path_to_binary();
+		const char *base = exe ? strrchr(exe, '/') : NULL;
+		emu_sb_comm(t, base ? base + 1 : (exe ? exe : "?"), 1);
+		emu_sb_initial_maps(t);
+	}
+	emu_thr_start_records(t, !main_thread);
+}

@@ -162,15 +162,7 @@ static struct emu_thr *thr_get(unsigned vcpu)
 	}
 	t->tbase = main_thread ? emu.tsc0 : clone_tsc;
 	ptg_init(&t->g, &emu.ptg, x->out, ETM_OUT_CAP, t->tbase);
-	if (main_thread) {
-		const char *exe = qemu_plugin_path_to_binary();
-		const char *base = exe ? strrchr(exe, '/') : NULL;
-		emu_sb_comm(t, base ? base + 1 : (exe ? exe : "?"), 1);
-		emu_sb_initial_maps(t);
-		emu_thr_start_records(t, 0);
-	} else {
-		emu_thr_start_records(t, 1);
-	}
+	emu_thr_announce(t, main_thread);
 	first_thread_done = 1;
 	etm_by_vcpu[vcpu] = x;
 	thr_by_vcpu[vcpu] = t;
