@@ -19,10 +19,8 @@ if ! command -v qemu-x86_64 >/dev/null || [ ! -f "$PLUGIN" ]; then
 	exit 0
 fi
 TO="timeout 300"
-CFL="-std=c11 -D_GNU_SOURCE -O1 -Iinclude"
-[ "${HWT_SAN:-0}" = 1 ] && CFL="$CFL -fsanitize=address,undefined"
-if ! cc $CFL -o "$T/mkdata" tests/e2e/script_mkdata.c "$B/libhwt.a" -lelf -ldw -lZydis -lpthread 2>"$T/cc.err" ||
-	! cc $CFL -o "$T/mkcpu" tests/e2e/script_mkcpu.c "$B/libhwt.a" -lelf -ldw -lZydis -lpthread 2>>"$T/cc.err" ||
+if ! hwt_cc "$T/mkdata" tests/e2e/script_mkdata.c 2>"$T/cc.err" ||
+	! hwt_cc "$T/mkcpu" tests/e2e/script_mkcpu.c 2>>"$T/cc.err" ||
 	! cc -O1 -pthread -o "$T/mt" tests/e2e/progs/mt_switch.c 2>>"$T/cc.err"; then
 	fail decode_jobs_build "$(head -c 300 "$T/cc.err")"
 	exit 0

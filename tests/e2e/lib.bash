@@ -12,3 +12,15 @@ trap 'rm -rf "$T"' EXIT
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
+
+# hwt_cc OUT SRC...: a helper program against this build's libhwt.a, with
+# the sanitizers of a sanitizer build and every library libhwt.a needs
+# (kept equal to the Makefile's LDLIBS_LIB); compiler errors on stderr
+hwt_cc() {
+	local out=$1
+	shift
+	local san=
+	[ "${HWT_SAN:-0}" = 1 ] && san="-fsanitize=address,undefined"
+	cc -std=c11 -D_GNU_SOURCE -O1 -Iinclude $san -o "$out" "$@" "${HWT_BUILD:-build}/libhwt.a" \
+		-lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lcapstone -lpthread
+}

@@ -24,10 +24,7 @@ if ! command -v perf >/dev/null; then
 	exit 0
 fi
 
-SANFLAGS=
-[ "${HWT_SAN:-0}" = 1 ] && SANFLAGS="-fsanitize=address,undefined"
-if ! cc -std=c11 -D_GNU_SOURCE -Iinclude $SANFLAGS -o "$T/pt_gen" tests/e2e/progs/pt_gen.c \
-	"$B/libhwt.a" -lelf -ldw -lZydis -lpthread 2>"$T/cc.err"; then
+if ! hwt_cc "$T/pt_gen" tests/e2e/progs/pt_gen.c 2>"$T/cc.err"; then
 	fail build_pt_gen "$(head -5 "$T/cc.err")"
 	exit 1
 fi

@@ -20,9 +20,7 @@ if ! command -v qemu-x86_64 >/dev/null || [ ! -f "$B/hwt-pt-plugin.so" ]; then
 	skip script_cpu "no qemu-x86_64 or no $B/hwt-pt-plugin.so"
 	exit 0
 fi
-CFL="-std=c11 -D_GNU_SOURCE -O1 -Iinclude"
-[ "${HWT_SAN:-0}" = 1 ] && CFL="$CFL -fsanitize=address,undefined"
-if ! cc $CFL -o "$T/mkcpu" tests/e2e/script_mkcpu.c "$B/libhwt.a" -lelf -ldw -lZydis -lpthread 2>"$T/cc.err" ||
+if ! hwt_cc "$T/mkcpu" tests/e2e/script_mkcpu.c 2>"$T/cc.err" ||
 	! cc -O1 -pthread -o "$T/mt" tests/e2e/progs/mt_switch.c 2>>"$T/cc.err"; then
 	fail script_cpu_build "$(head -c 300 "$T/cc.err")"
 	exit 0

@@ -14,18 +14,17 @@
 set -u
 H=$HWT_BUILD/hwt
 PLUGIN=$HWT_BUILD/hwt-pt-plugin.so
-W=$(mktemp -d)
-[ -n "${SCRIPT_KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/lib.bash"
+W=$T
+[ -n "${SCRIPT_KEEP:-}" ] && trap - EXIT
 TO="timeout 300"
 
 if ! command -v qemu-x86_64 >/dev/null || [ ! -f "$PLUGIN" ]; then
 	echo "SKIP script_split: no qemu-x86_64 or no $PLUGIN"
 	exit 0
 fi
-CFL="-std=c11 -D_GNU_SOURCE -O1 -Iinclude"
-[ "${HWT_SAN:-0}" = 1 ] && CFL="$CFL -fsanitize=address,undefined"
 # shellcheck disable=SC2086
-if ! cc $CFL -o "$W/mkdata" tests/e2e/script_mkdata.c "$HWT_BUILD/libhwt.a" -lelf -ldw -lZydis -lpthread 2>"$W/cc.err"; then
+if ! hwt_cc "$W/mkdata" tests/e2e/script_mkdata.c 2>"$W/cc.err"; then
 	echo "FAIL script_split: script_mkdata does not build: $(head -c 300 "$W/cc.err")"
 	exit 0
 fi

@@ -52,9 +52,7 @@ if [ -z "$bid" ] || [ ! -f "$cached" ]; then
 	skip script_vdso_insn "no cached vdso"
 	exit 0
 fi
-CFL="-std=c11 -D_GNU_SOURCE -O1 -Iinclude"
-[ "${HWT_SAN:-0}" = 1 ] && CFL="$CFL -fsanitize=address,undefined"
-if ! cc $CFL -o "$T/mkvdso" tests/e2e/script_mkvdso.c "$B/libhwt.a" -lelf -ldw -lZydis -lpthread 2>"$T/cc.err"; then
+if ! hwt_cc "$T/mkvdso" tests/e2e/script_mkvdso.c 2>"$T/cc.err"; then
 	fail script_vdso_insn "script_mkvdso does not build: $(head -c 300 "$T/cc.err")"
 	exit 0
 fi

@@ -39,10 +39,7 @@ if [ -z "$ROOT" ] || [ ! -d "$ROOT" ]; then
 	exit 0
 fi
 PROGS=$(dirname "$ROOT")/progs
-CFL="-std=c11 -D_GNU_SOURCE -O1 -Iinclude"
-[ "${HWT_SAN:-0}" = 1 ] && CFL="$CFL -fsanitize=address,undefined"
-if ! cc $CFL -o "$T/spe_samples" tests/e2e/spe_samples.c "$B/libhwt.a" -lelf -ldw -lZydis \
-	-lopencsd_c_api -lopencsd -lpthread 2>"$T/cc.err" ||
+if ! hwt_cc "$T/spe_samples" tests/e2e/spe_samples.c 2>"$T/cc.err" ||
 	! aarch64-linux-gnu-gcc -O2 -pthread -o "$T/memwalk" tests/arm64/progs/memwalk.c 2>>"$T/cc.err"; then
 	fail spe_record "cannot build the helpers: $(head -c 300 "$T/cc.err")"
 	exit 0
