@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "emu.h"
+#include "qemu_plugin_api.h"
 
 #define X_MAX_GLOBS 16
 #define X_MAX_ARGS (1u << 16)	    /* argv + envp strings */
@@ -487,6 +488,17 @@ static const char *sysroot_file(const char *path, char *out, size_t outlen)
 	return n > 0 && (size_t)n < outlen && !access(out, F_OK) ? out : path;
 }
 
+/* qemu runs its guest program for /proc/self/exe and /proc/<its pid>/exe
+ * (the host's link names qemu itself) */
+static const char *self_exe(const char *path)
+{
+	char mine[64];
+	snprintf(mine, sizeof(mine), "/proc/%d/exe", (int)getpid());
+	if (strcmp(path, "/proc/self/exe") && strcmp(path, mine))
+		return NULL;
+	return qemu_plugin_path_to_binary();
+}
+
 static int glob_ok(const char *abs)
 {
 	if (!X.nglobs)
@@ -609,7 +621,11 @@ void emu_exec_syscall(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2, 
 		goto out; /* EFAULT, E2BIG: the guest's syscall says so */
 	/* the file as the host opens it, and the name the kernel gives it */
 	char rooted[PATH_MAX + 512];
-	if (path[0] == '/' || (dirfd == AT_FDCWD && path[0])) {
+	const char *self = self_exe(path);
+	if (self) {
+		snprintf(host, sizeof(host), "%s", self);
+		snprintf(comm, sizeof(comm), "exe");
+	} else if (path[0] == '/' || (dirfd == AT_FDCWD && path[0])) {
 		/* under qemu-aarch64's -L prefix when there, as qemu opens it */
 		snprintf(host, sizeof(host), "%s", sysroot_file(path, rooted, sizeof(rooted)));
 		const char *b = strrchr(path, '/');
