@@ -31,6 +31,8 @@
  * the new qemu loads that file (its MMAP2 records name it, a file the
  * decoders can open), with argv[0] and a script's argv naming the
  * programs as the guest does; --follow-exec globs match the guest's path.
+ * An exec of /proc/self/exe runs the guest program again (qemu's own
+ * execve does the same; the host's link names qemu).
  * When the program cannot be traced (another machine, setuid, unreadable)
  * the guest's exec goes on as qemu does it (the program runs natively,
  * untraced) after one warning naming it; when the checks say the exec
