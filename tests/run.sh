@@ -50,8 +50,16 @@ run_one() {
 	local t0=$SECONDS
 	# A runaway test must not fill the disk or hang the run: cap its
 	# output and its time (HWT_TEST_TIMEOUT seconds, default 900).
-	timeout -k 10 "${HWT_TEST_TIMEOUT:-900}" "$@" 2>&1 | head -c 64M >"$log"
-	local rc=${PIPESTATUS[0]}
+	# The CPU time of the test and its processes is printed too: it tells
+	# what a test costs whatever else the machine runs.
+	local TIMEFORMAT='%U %S' rc
+	{ time {
+		timeout -k 10 "${HWT_TEST_TIMEOUT:-900}" "$@" 2>&1 | head -c 64M >"$log"
+		echo "${PIPESTATUS[0]}" >"$out.rc"
+	}; } 2>"$out.time"
+	rc=$(cat "$out.rc")
+	local cpu
+	cpu=$(awk '{ printf "%d", $1 + $2 + 0.5 }' "$out.time")
 	[ "$rc" -eq 124 ] && echo "FAIL $name: timed out after ${HWT_TEST_TIMEOUT:-900} s" >>"$log"
 	local p f s
 	# Known failures (tests/known-failures.txt: "<case> <why>") are reported
@@ -79,10 +87,10 @@ run_one() {
 		grep -E '^(FAIL|NOTE) ' "$log" | head -n 40
 		grep '^SKIP .*: known failure: ' "$log" | cut -c1-160
 		[ "$f" -gt 40 ] && echo "    ... $((f - 40)) more failures in $name"
-		printf '  %-28s %5d passed %4d failed %4d skipped  (%ds)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0))
+		printf '  %-28s %5d passed %4d failed %4d skipped  (%ds, cpu %ss)\n' "$name" "$p" "$f" "$s" $((SECONDS - t0)) "$cpu"
 	} >"$out.log"
 	echo "$p $f $s" >"$out.cnt"
-	rm -f "$log"
+	rm -f "$log" "$out.rc" "$out.time"
 }
 
 # run_job I: job I of the lists below, in its build's environment
