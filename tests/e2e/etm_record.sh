@@ -181,7 +181,7 @@ both etm_rec_grep "$ROOT/bin/grep" -c 9 lines.txt
 both etm_rec_sort "$ROOT/usr/bin/sort" -n lines.txt
 both etm_rec_gawk_libs "$ROOT/usr/bin/gawk" -M 'BEGIN { print 2^200; exit 3 }'
 both etm_rec_zstd_threads "$ROOT/usr/bin/zstd" -T2 -q -c data.txt
-both etm_rec_xz_threads "$ROOT/usr/bin/xz" -T2 -q -c data.txt
+both etm_rec_xz_threads "$ROOT/usr/bin/xz" -0 -T2 -q -c data.txt # -0: a small dictionary (-6 ran 14 M branches initialising its tables)
 both etm_rec_dash_fork "$ROOT/bin/dash" -c 'echo a; (echo sub; exit 3); echo "sub=$?"'
 [ "$MODE" = frames ] && [ "$PART" = b ] && check etm_rec_perl_signal cs_etm "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; my %h; $h{$_ % 7}++ for 1..500; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
 [ "$MODE" = raw ] && [ "$PART" = b ] && check etm_rec_perl_signal_raw cs_etm/raw/ "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; print "done\n"'
