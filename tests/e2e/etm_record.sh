@@ -23,16 +23,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-for c in qemu-aarch64 perf aarch64-linux-gnu-gcc; do
-	if ! command -v $c >/dev/null; then
-		skip etm_record "$c not installed (make deps)"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-etm-plugin.so" ]; then
-	fail etm_record "$B/hwt or $B/hwt-etm-plugin.so not built"
-	exit 0
-fi
+require etm_record qemu-aarch64 perf aarch64-linux-gnu-gcc
+require_built etm_record "$HWT" "$B/hwt-etm-plugin.so"
 if ! perf report -D -i /dev/null 2>&1 | grep -q . || ! ldd "$(command -v perf)" | grep -q opencsd; then
 	skip etm_record "perf is not linked with OpenCSD (no cs_etm decoding)"
 	exit 0
