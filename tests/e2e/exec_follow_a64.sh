@@ -28,16 +28,8 @@ set -u
 HWT=$(realpath -m "$B/hwt")
 NAME=exec_follow_a64
 
-for c in qemu-aarch64 perf aarch64-linux-gnu-gcc readelf python3; do
-	if ! command -v $c >/dev/null; then
-		skip $NAME "$c not installed (make deps)"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-etm-plugin.so" ]; then
-	fail $NAME "$B/hwt or $B/hwt-etm-plugin.so not built"
-	exit 0
-fi
+require $NAME qemu-aarch64 perf aarch64-linux-gnu-gcc readelf python3
+require_built $NAME "$HWT" "$B/hwt-etm-plugin.so"
 if ! ldd "$(command -v perf)" | grep -q opencsd; then
 	skip $NAME "perf is not linked with OpenCSD (no cs_etm decoding)"
 	exit 0
