@@ -264,7 +264,7 @@ static void t_debug_dir(void)
 {
 	char dir[] = "/tmp/hwt-dbgdir-XXXXXX";
 	CHECK(mkdtemp(dir));
-	char cmd[10000], prog[64], dirs[256];
+	char cmd[20000], prog[64], dirs[256];
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && id=$(readelf -n %s | sed -n 's/.*Build ID: *//p') && [ -n \"$id\" ] && "
 		 "mkdir -p dbg/.build-id/$(echo $id | cut -c1-2) && "
