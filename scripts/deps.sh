@@ -3,11 +3,15 @@
 # missing ones.  Needs root (or sudo) only when something is missing.
 # Also: arm64 as a dpkg architecture (the emulated ETM unit's tests fetch
 # Debian arm64 programs into build-arm64-cache/ with tests/arm64/fetch.sh;
-# nothing arm64 is installed system-wide).
+# nothing arm64 is installed system-wide), and the tools that build Debian's
+# hello and hello-dbgsym from deb-src into build-debian-cache/
+# (tests/debian/fetch.sh: dpkg-dev, debhelper, fakeroot, and hello's
+# build dependencies help2man and texinfo).
 set -e
 PKGS="gcc make clang libc6-dev libelf-dev libdw-dev libzydis-dev libipt-dev qemu-user linux-perf zlib1g-dev gawk
 libopencsd-dev libcapstone-dev gcc-aarch64-linux-gnu libc6-dev-arm64-cross pkg-config
-chromium lcov libxml2-utils python3 tmux iproute2 luajit"
+chromium lcov libxml2-utils python3 tmux iproute2 luajit
+dpkg-dev debhelper fakeroot help2man texinfo"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
@@ -30,3 +34,6 @@ fi
 # the arm64 program cache (downloads once; quick when present)
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/tests/arm64/fetch.sh" >/dev/null || echo "hwt: tests/arm64/fetch.sh failed; the ETM tests will SKIP" >&2
+# the packaged Debian program and its -dbgsym (builds once; quick when present)
+"$here/tests/debian/fetch.sh" >/dev/null 2>&1 ||
+	echo "hwt: tests/debian/fetch.sh failed; views_dbgsym will SKIP or FAIL (run it to see why)" >&2

@@ -50,6 +50,10 @@ static const char usage_text[] =
     "  --drcov        coverage as a DynamoRIO drcov log (modules, basic blocks)\n"
     "  -o OUT         write those to OUT (default: stdout)\n"
     "  --no-progress  no progress line on stderr (shown only on a terminal)\n"
+    "  --debug-dir DIR\n"
+    "                 also look for separate debug files (symbols, lines of\n"
+    "                 stripped programs) in DIR, as in /usr/lib/debug (by\n"
+    "                 .build-id/); repeatable; default $HWT_DEBUG_DIR (a:b)\n"
     "  -j N           decode on N threads (default: the online CPUs; the result\n"
     "                 is the same for every N)\n";
 
