@@ -4,7 +4,8 @@
 # Also: arm64 as a dpkg architecture (the emulated ETM unit's tests fetch
 # Debian arm64 programs into build-arm64-cache/ with tests/arm64/fetch.sh;
 # nothing arm64 is installed system-wide), and the tools that build Debian's
-# hello and hello-dbgsym from deb-src into build-debian-cache/
+# hello and hello-dbgsym from deb-src into build-debian-cache/ (when
+# tests/e2e/views_dbgsym.sh first runs)
 # (tests/debian/fetch.sh: dpkg-dev, debhelper, fakeroot, and hello's
 # build dependencies help2man and texinfo).
 set -e
@@ -34,6 +35,6 @@ fi
 # the arm64 program cache (downloads once; quick when present)
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/tests/arm64/fetch.sh" >/dev/null || echo "hwt: tests/arm64/fetch.sh failed; the ETM tests will SKIP" >&2
-# the packaged Debian program and its -dbgsym (builds once; quick when present)
-"$here/tests/debian/fetch.sh" >/dev/null 2>&1 ||
-	echo "hwt: tests/debian/fetch.sh failed; views_dbgsym will SKIP or FAIL (run it to see why)" >&2
+# (the packaged Debian program and its -dbgsym are built by the test that
+# needs them, views_dbgsym, once per machine: make and make demo do not wait
+# for it)
