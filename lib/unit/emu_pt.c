@@ -673,7 +673,8 @@ static void join_truth(struct hwt_session *s, struct emu_priv *p)
 	if (!truth || p->truth_done)
 		return;
 	p->truth_done = 1;
-	int out = open(truth, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* the plugin created it empty (and wrote there what had no stream) */
+	int out = open(truth, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (out < 0) {
 		hwt_session_set_err(s, "cannot write the truth file %s: %s", truth,
 				    strerror(errno));
