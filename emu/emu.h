@@ -65,6 +65,7 @@ struct emu_global {
 	uint64_t aux_flags;    /* PERF_RECORD_AUX flags of every piece (ETM raw: 0x100) */
 	int sync;	       /* encoder=sync: packets built at every block (no log) */
 	int encoder_inline;    /* encoder=inline: block log encoded on the thread itself */
+	int truth_box;	       /* truthbox=1: a truth file per stream (the recorder joins them) */
 };
 
 extern struct emu_global emu;
@@ -93,6 +94,9 @@ struct emu_thr {
 	/* the box of the stream file (unit/emu_abi.h): buf and tbuf live in
 	 * it when there is one (else they are malloc()ed) */
 	struct hwt_emu_box *box;
+	size_t box_sent;    /* packet bytes at buf already in the AUX ring (aux_out) */
+	int tfd;	    /* the stream's own truth file (truthbox=1), else -1 */
+	uint64_t truth_off; /* truth file offset of tbuf[0] */
 	/* the block log (fastpath.c): tb_log appends at lpos up to lend */
 	const struct emu_tb **lpos, **lend;
 	struct emu_fp *fp;
@@ -132,18 +136,32 @@ static inline uint64_t emu_now(const struct emu_thr *t)
 	return t->tbase + t->icount;
 }
 
-/* Publish the generator's pending state in the box (after every callback
- * that changed it: a fatal signal may end the thread at any guest
- * instruction). */
+/* Publish a state in the box: a fatal signal may stop the thread (any
+ * thread) between any two instructions; the recorder reads st[seq & 1]. */
+static inline void emu_box_publish(struct hwt_emu_box *b, const struct hwt_emu_box_state *s)
+{
+	uint64_t n = b->seq + 1;
+	b->st[n & 1] = *s;
+	__atomic_store_n(&b->seq, n, __ATOMIC_RELEASE);
+}
+
+/* Publish the generator's pending state and the truth lines in the box
+ * (after every callback that changed them, at block boundaries: the
+ * truth and the trace at the same block). */
 static inline void emu_box_sync(struct emu_thr *t)
 {
 	struct hwt_emu_box *b = t->box;
 	if (b) {
-		b->pkt_len = t->g.len;
-		b->tnt = t->g.tnt;
-		b->ntnt = t->g.ntnt;
-		b->end_ip = t->g.en && t->prev && !emu.bts ? t->prev->start : 0;
-		b->truth_len = t->tlen;
+		struct hwt_emu_box_state s;
+		s.pkt_off = t->box_sent;
+		s.pkt_len = t->g.len - t->box_sent;
+		s.aux_base = t->ring.ctl->aux_head;
+		s.tnt = t->g.tnt;
+		s.ntnt = t->g.ntnt;
+		s.end_ip = t->g.en && t->prev && !emu.bts ? t->prev->start : 0;
+		s.truth_base = t->truth_off;
+		s.truth_end = t->truth_off + t->tlen;
+		emu_box_publish(b, &s);
 	}
 }
 

@@ -24,6 +24,10 @@
  * emu_fp_detach at thread exit; emu_fp_stop at process exit; after
  * fork(), emu_fp_child forgets the parent's encoder (its thread does not
  * exist in the child) and emu_fp_drop frees the copied logs.
+ * Kill safety: every box publication (emu_box_sync) is whole, whoever
+ * encodes, so a process that dies with this thread anywhere inside
+ * encode() leaves each stream's last published state: packets and truth
+ * at the same block (unit/emu_abi.h).
  * Limits: a thread killed by a fatal signal that is not a host memory
  * fault (SIGKILL, a signal from outside, an illegal instruction) loses
  * the blocks logged since its last encoding (at most FP_NCHUNK *

@@ -189,8 +189,7 @@ static void truth(struct emu_thr *t, uint64_t ip, uint64_t addr, uint32_t lat, u
 	p = hexs(p, ds);
 	*p++ = '\n';
 	t->tlen = (size_t)(p - t->tbuf);
-	if (t->box)
-		t->box->truth_len = t->tlen;
+	emu_box_sync(t);
 }
 
 /* The PERF_RECORD_SAMPLE: fields in the order of linux/perf_event.h for

@@ -12,6 +12,8 @@
  *                     or the program's thread at every block (sync: the
  *                     reference); default from $HWT_EMU_ENCODER
  *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
+ *   truthbox=1        (with dir=) each stream's truth in <stream>.truth, for
+ *                     the recorder to join into F (kill-safe, stream.c)
  *   tsc= mtc= mtc_period= cyc= cyc_thresh= psb_period= noretcomp= branch=
  *                     perf intel_pt terms (0/1 or values; perf's defaults)
  *   aux=BYTES data=BYTES snapshot=0|1   ring sizes (powers of two), mode
@@ -833,6 +835,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
 		else if (!strcmp(k, "truth"))
 			snprintf(emu.truth, sizeof(emu.truth), "%s", v);
+		else if (!strcmp(k, "truthbox")) /* the recorder joins per-stream files */
+			emu.truth_box = !!n;
 		else if (!strcmp(k, "tsc"))
 			emu.ptg.tsc = !!n;
 		else if (!strcmp(k, "mtc"))

@@ -11,9 +11,12 @@
  * AUX or data ring has no room; overwrite (snapshot) mode never waits.
  * Also: raw PT per thread (<raw>.<tid>, debugging) and the truth file.
  * The file ends with the thread's box (unit/emu_abi.h): the packet and
- * truth buffers live there, their lengths published after every callback,
+ * truth buffers live there, their state published after every callback,
  * so that the recorder can finish the stream of a thread a fatal signal
- * killed (QEMU calls no plugin callback then).
+ * killed (QEMU calls no plugin callback then).  With truthbox=1 (the
+ * recorder) the thread's truth goes to its stream's own file,
+ * <stream>.truth, so that the recorder knows how much of the box's truth
+ * reached it (see emu_abi.h); else every thread appends to truth=FILE.
  * Ownership: the thread's buffers and mapping are freed by emu_thr_end.
  */
 #include <errno.h>
@@ -144,6 +147,28 @@ static void announce(const char *line)
 		write_all(emu.announce_fd, line, strlen(line));
 }
 
+/* The box of a mapped stream (t->map), and with truthbox=1 the stream's
+ * truth file (appended to when an exec() continues the stream). */
+static void box_init(struct emu_thr *t, int cont)
+{
+	if (emu.truth_box && emu.truth_fd >= 0) {
+		char p[620];
+		struct stat sb;
+		snprintf(p, sizeof(p), "%s.truth", t->spath);
+		t->tfd =
+		    open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (cont ? 0 : O_TRUNC), 0600);
+		if (t->tfd >= 0 && fstat(t->tfd, &sb) == 0)
+			t->truth_off = (uint64_t)sb.st_size;
+	}
+	t->box = (struct hwt_emu_box *)((uint8_t *)t->map + 4096 + emu.data_size + emu.aux_size);
+	struct hwt_emu_box_state st = {0};
+	st.aux_base = t->ring.ctl->aux_head;
+	st.truth_base = st.truth_end = t->truth_off;
+	t->box->seq = 0;
+	t->box->st[0] = st;
+	__atomic_store_n(&t->box->magic, HWT_EMU_BOX_MAGIC, __ATOMIC_RELEASE);
+}
+
 static int open_ring(struct emu_thr *t)
 {
 	char path[600];
@@ -186,9 +211,7 @@ static int open_ring(struct emu_thr *t)
 		t->map = m;
 		t->map_len = len;
 		t->have_ring = 1;
-		t->box = (struct hwt_emu_box *)(b + 4096 + emu.data_size + emu.aux_size);
-		t->box->magic = HWT_EMU_BOX_MAGIC;
-		t->box->pkt_len = t->box->tnt = t->box->ntnt = t->box->truth_len = 0;
+		box_init(t, 1);
 		return 0; /* the recorder has it already */
 	}
 	uint8_t *b = m;
@@ -205,8 +228,7 @@ static int open_ring(struct emu_thr *t)
 	t->map = m;
 	t->map_len = len;
 	t->have_ring = 1;
-	t->box = (struct hwt_emu_box *)(b + 4096 + emu.data_size + emu.aux_size);
-	t->box->magic = HWT_EMU_BOX_MAGIC;
+	box_init(t, 0);
 	char line[800];
 	snprintf(line, sizeof(line), "S %d %d %d %d %s\n", (int)t->pid, (int)t->tid, (int)t->ppid,
 		 (int)t->ptid, path);
@@ -226,6 +248,7 @@ struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked)
 	t->ptid = ptid;
 	t->raw_fd = -1;
 	t->sfd = -1;
+	t->tfd = -1;
 	if (emu.raw[0]) {
 		char path[600];
 		snprintf(path, sizeof(path), "%s.%d.%d", emu.raw, (int)t->pid, (int)t->tid);
@@ -269,6 +292,8 @@ void emu_thr_free(struct emu_thr *t)
 {
 	if (t->unit && t->unit_free)
 		t->unit_free(t->unit);
+	if (t->tfd >= 0)
+		close(t->tfd);
 	if (!t->box) {
 		free(t->buf);
 		free(t->tbuf);
@@ -466,13 +491,24 @@ static char *hex(char *p, uint64_t v)
 	return p;
 }
 
+/* The truth buffer out.  The published state is not changed but for the
+ * buffer's file offset: lines written ahead of it (this block's, say)
+ * are cut off again by the recorder if the thread dies before the next
+ * emu_box_sync. */
 void emu_truth_flush(struct emu_thr *t)
 {
-	if (t->tlen && emu.truth_fd >= 0)
-		write_all(emu.truth_fd, t->tbuf, t->tlen);
+	if (!t->tlen)
+		return;
+	int fd = t->tfd >= 0 ? t->tfd : emu.truth_fd;
+	if (fd >= 0)
+		write_all(fd, t->tbuf, t->tlen);
+	t->truth_off += t->tlen;
 	t->tlen = 0;
-	if (t->box)
-		t->box->truth_len = 0;
+	if (t->box) {
+		struct hwt_emu_box_state st = t->box->st[t->box->seq & 1];
+		st.truth_base = t->truth_off;
+		emu_box_publish(t->box, &st);
+	}
 }
 
 void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
@@ -490,27 +526,29 @@ void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
 	}
 	*p++ = '\n';
 	t->tlen = (size_t)(p - t->tbuf);
-	/* the box's truth_len is published with the packets (emu_box_sync):
-	 * a thread that dies leaves the truth and the trace at one block */
+	/* the truth's end is published with the packets (emu_box_sync): a
+	 * thread that dies leaves the truth and the trace at one block */
 }
 
-/* The first n pending bytes of the generator into the AUX ring, taken
- * out of the generator (and so out of the box) piece by piece: a thread
- * killed while it waits for room leaves in its box only what the ring
- * does not have yet. */
+/* The first n pending bytes of the generator into the AUX ring, then out
+ * of the generator.  The box says after every piece how much of the
+ * buffer the ring has (box_sent): a thread killed at any point, also
+ * while it waits for room, leaves the recorder exactly what the ring does
+ * not have yet. */
 static void aux_out(struct emu_thr *t, size_t n)
 {
-	while (n) {
-		const uint8_t *p = t->g.buf;
+	size_t done = 0;
+	while (done < n) {
+		size_t left = n - done;
 		uint64_t space = hwt_ring_aux_space(&t->ring);
 		/* whole pieces (packet boundaries) unless larger than the ring */
-		if (!space || (space < n && n <= t->ring.aux_size && !emu.snapshot)) {
+		if (!space || (space < left && left <= t->ring.aux_size && !emu.snapshot)) {
 			nap(t);
 			continue;
 		}
-		size_t chunk = n < space ? n : (size_t)space;
+		size_t chunk = left < space ? left : (size_t)space;
 		uint64_t off = t->ring.ctl->aux_head;
-		hwt_ring_aux_write(&t->ring, p, chunk);
+		hwt_ring_aux_write(&t->ring, t->g.buf + done, chunk);
 		if (!emu.snapshot) {
 			struct hwt_perf_rec_aux r = {.header = {.type = PERF_RECORD_AUX}};
 			r.aux_offset = off;
@@ -518,10 +556,13 @@ static void aux_out(struct emu_thr *t, size_t n)
 			r.flags = emu.aux_flags;
 			put_record(t, &r, sizeof(r), NULL);
 		}
-		ptg_consume(&t->g, chunk);
+		done += chunk;
+		t->box_sent = done;
 		emu_box_sync(t);
-		n -= chunk;
 	}
+	ptg_consume(&t->g, n);
+	t->box_sent = 0;
+	emu_box_sync(t);
 }
 
 void emu_thr_flush(struct emu_thr *t, int force)
@@ -559,6 +600,9 @@ void emu_thr_end(struct emu_thr *t, int exited)
 	ptg_flush_tnt(&t->g);
 	emu_thr_flush(t, 2);
 	emu_truth_flush(t);
+	if (t->tfd >= 0)
+		close(t->tfd);
+	t->tfd = -1;
 	if (exited && t->have_ring)
 		put_task(t, PERF_RECORD_EXIT, t->pid, t->tid);
 	if (t->have_ring) {

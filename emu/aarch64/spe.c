@@ -321,8 +321,7 @@ static void truth_line(struct emu_thr *t, const struct speg_rec *r, const char *
 		     r->lat_xlat, r->events, filtered ? "\tfiltered" : "");
 	if (n > 0 && n < 256)
 		t->tlen += (size_t)n;
-	if (t->box)
-		t->box->truth_len = t->tlen;
+	emu_box_sync(t);
 }
 
 /* The in-flight sample completes; control is now at `to` (0: unknown, at

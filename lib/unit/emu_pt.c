@@ -10,7 +10,8 @@
  * "E tid wait_ns"; each file is mapped and becomes a session stream with
  * fd = -1; done once every qemu process closed the pipe and the launched
  * one is reaped; then the streams that never ended (threads a signal
- * killed) get their box appended, unit/emu_abi.h, and the thread a fatal
+ * killed) get their box appended, unit/emu_abi.h, the streams' truth
+ * files are joined into the --truth file, and the thread a fatal
  * signal killed is read from QEMU's per-thread log, qemu_logs_fatal) ->
  * close (unmap, remove the temp dir, kill a leftover child).  Ownership: the unit's private state
  * (struct emu_priv) belongs to the session (unit_priv); the stream mappings are unmapped in close.
@@ -74,6 +75,7 @@ struct emu_priv {
 	int reaped, eof;
 	int fatal_log;	/* qemu writes its fatal-signal trace line to dir/fatal.<tid> */
 	int boxes_done; /* unfinished streams' boxes appended (see emu_abi.h) */
+	int truth_done; /* the streams' truth files joined into the --truth file */
 	char line[8192];
 	size_t llen;
 	struct emu_map *maps;
@@ -411,8 +413,8 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
 	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(kfilter) +
 		      (p->fmt_args ? strlen(p->fmt_args) : 0) +
-		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + (xargs ? strlen(xargs) : 0) +
-		      512;
+		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) +
+		      (xargs ? strlen(xargs) : 0) + 512;
 	char *parg = xargs ? malloc(alen) : NULL;
 	if (!parg) {
 		free(xargs);
@@ -451,7 +453,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 			   (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15, !!(c & CFG_NORETCOMP),
 			   !!(c & CFG_BRANCH));
 	if (cfg->truth_path)
-		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
+		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s,truthbox=1", cfg->truth_path);
 	if (kfilter[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",filter=%s", kfilter);
 	n += snprintf(parg + n, alen - (size_t)n, "%s", xargs);
@@ -573,22 +575,64 @@ static void end_stream(struct emu_priv *p, const char *line)
 		}
 }
 
-/* Append a dead thread's box (emu_abi.h) to its AUX ring and to the truth
- * file.  1 when done, 0 when the AUX ring has no room yet (full mode: the
- * session drains it first). */
+/* A dead thread's stream truth file (<stream>.truth) made exactly the
+ * box's published length: the lines the file lacks from the box, the
+ * lines written ahead of the published state cut off (emu_abi.h). */
+static void finish_truth(const struct emu_map *m, const struct hwt_emu_box *b,
+			 const struct hwt_emu_box_state *st)
+{
+	char path[PATH_MAX + 8];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s.truth", m->path);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	uint64_t have = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	if (have > st->truth_end) {
+		if (ftruncate(fd, (off_t)st->truth_end) < 0) {
+			/* the file keeps its lines: the compare shows them */
+		}
+	} else if (have >= st->truth_base && st->truth_end - st->truth_base <= HWT_EMU_BOX_TRUTH) {
+		const char *t = (const char *)b + HWT_EMU_BOX_HDR + HWT_EMU_BOX_PKT;
+		uint64_t pos = have;
+		while (pos < st->truth_end) {
+			ssize_t w = pwrite(fd, t + (pos - st->truth_base),
+					   (size_t)(st->truth_end - pos), (off_t)pos);
+			if (w <= 0)
+				break;
+			pos += (uint64_t)w;
+		}
+	}
+	close(fd);
+}
+
+/* Finish a dead thread's stream from its box (emu_abi.h): the packet
+ * bytes the AUX ring does not have yet, the pending TNT bits and the end
+ * packets; its truth file.  1 when done, 0 when the AUX ring has no room
+ * yet (full mode: the session drains it first). */
 static int append_box(struct hwt_session *s, struct emu_map *m)
 {
 	struct hwt_emu_box *b = m->box;
-	if (!b || b->magic != HWT_EMU_BOX_MAGIC)
+	if (!b || __atomic_load_n(&b->magic, __ATOMIC_ACQUIRE) != HWT_EMU_BOX_MAGIC)
 		return 1;
-	uint64_t n = b->pkt_len < HWT_EMU_BOX_PKT ? b->pkt_len : HWT_EMU_BOX_PKT;
-	uint64_t ntnt = b->ntnt <= 6 ? b->ntnt : 0;
+	struct hwt_emu_box_state st = b->st[__atomic_load_n(&b->seq, __ATOMIC_ACQUIRE) & 1];
+	struct hwt_ring *r = &m->st->ring;
+	uint64_t n = 0, off = 0;
+	if (st.pkt_off <= HWT_EMU_BOX_PKT && st.pkt_len <= HWT_EMU_BOX_PKT - st.pkt_off && r->ctl) {
+		/* a prefix may be in the ring already (killed after writing it) */
+		uint64_t sent = r->ctl->aux_head - st.aux_base;
+		if (r->ctl->aux_head < st.aux_base || sent > st.pkt_len)
+			sent = st.pkt_len; /* cannot happen: the box is stale */
+		off = st.pkt_off + sent;
+		n = st.pkt_len - sent;
+	}
+	uint64_t ntnt = st.ntnt <= 6 ? st.ntnt : 0;
 	uint8_t end[2 * HWT_PT_PKT_MAX_SIZE];
 	size_t nend = 0;
-	if (b->end_ip) { /* the thread stopped there: FUP + TIP.PGD */
+	if (st.end_ip) { /* the thread stopped there: FUP + TIP.PGD */
 		struct hwt_pt_packet pk = {.type = HWT_PKT_FUP};
 		pk.u.ip.ipc = 6; /* the full address: no last-IP state needed */
-		pk.u.ip.ip = b->end_ip;
+		pk.u.ip.ip = st.end_ip;
 		int k = hwt_pt_pkt_encode(end, sizeof(end), &pk);
 		memset(&pk, 0, sizeof(pk));
 		pk.type = HWT_PKT_TIP_PGD;
@@ -597,7 +641,6 @@ static int append_box(struct hwt_session *s, struct emu_map *m)
 	}
 	uint64_t total = n + (ntnt ? 1 : 0) + nend;
 	uint64_t pad = (8 - (total & 7)) & 7; /* PADs: perf wants 8-byte pieces */
-	struct hwt_ring *r = &m->st->ring;
 	if (!r->overwrite && total + pad > r->aux_size)
 		total = 0; /* cannot happen (the plugin drains at aux_size / 4): drop */
 	if (total && r->aux) {
@@ -605,8 +648,9 @@ static int append_box(struct hwt_session *s, struct emu_map *m)
 			return 0;
 		uint8_t tail[8] = {0};
 		if (n)
-			hwt_ring_aux_write(r, (const uint8_t *)b + HWT_EMU_BOX_HDR, (size_t)n);
-		tail[0] = hwt_emu_tnt_byte(b->tnt, ntnt);
+			hwt_ring_aux_write(r, (const uint8_t *)b + HWT_EMU_BOX_HDR + off,
+					   (size_t)n);
+		tail[0] = hwt_emu_tnt_byte(st.tnt, ntnt);
 		if (ntnt)
 			hwt_ring_aux_write(r, tail, 1);
 		if (nend)
@@ -615,23 +659,47 @@ static int append_box(struct hwt_session *s, struct emu_map *m)
 		if (pad)
 			hwt_ring_aux_write(r, tail, (size_t)pad);
 	}
-	const char *truth = hwt_session_config(s)->truth_path;
-	uint64_t tl = b->truth_len < HWT_EMU_BOX_TRUTH ? b->truth_len : HWT_EMU_BOX_TRUTH;
-	if (tl && truth) {
-		int fd = open(truth, O_WRONLY | O_APPEND | O_CLOEXEC);
-		const char *t = (const char *)b + HWT_EMU_BOX_HDR + HWT_EMU_BOX_PKT;
-		while (fd >= 0 && tl) {
-			ssize_t w = write(fd, t, (size_t)tl);
-			if (w <= 0)
-				break;
-			t += w;
-			tl -= (uint64_t)w;
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	b->pkt_len = b->ntnt = b->truth_len = b->end_ip = 0;
+	if (hwt_session_config(s)->truth_path)
+		finish_truth(m, b, &st);
+	b->magic = 0; /* done */
 	return 1;
+}
+
+/* The --truth file: every stream's truth file (<stream>.truth), in the
+ * order the streams were announced (a thread's lines stay in order). */
+static void join_truth(struct hwt_session *s, struct emu_priv *p)
+{
+	const char *truth = hwt_session_config(s)->truth_path;
+	if (!truth || p->truth_done)
+		return;
+	p->truth_done = 1;
+	/* the plugin created it empty (and wrote there what had no stream) */
+	int out = open(truth, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (out < 0) {
+		hwt_session_set_err(s, "cannot write the truth file %s: %s", truth,
+				    strerror(errno));
+		return;
+	}
+	char *buf = malloc(1 << 20);
+	for (size_t i = 0; buf && i < p->nmaps; i++) {
+		char path[PATH_MAX + 8];
+		snprintf(path, sizeof(path), "%s.truth", p->maps[i].path);
+		int in = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t k;
+		while (in >= 0 && (k = read(in, buf, 1 << 20)) > 0) {
+			for (ssize_t o = 0; o < k;) {
+				ssize_t w = write(out, buf + o, (size_t)(k - o));
+				if (w <= 0)
+					break;
+				o += w;
+			}
+		}
+		if (in >= 0)
+			close(in);
+		unlink(path);
+	}
+	free(buf);
+	close(out);
 }
 
 /* The fatal-signal lines QEMU logged (dir/fatal.<tid>, see
@@ -724,6 +792,7 @@ static int emu_poll(struct hwt_session *s, int timeout_ms)
 		if (!all)
 			return 0; /* the session drains the rings, then we go on */
 		p->boxes_done = 1;
+		join_truth(s, p);
 		if (p->fatal_log)
 			read_fatal(s, p);
 	}
@@ -765,6 +834,7 @@ static void emu_close(struct hwt_session *s)
 		int st;
 		waitpid(p->child, &st, 0);
 	}
+	join_truth(s, p); /* a session that stopped early: what the files have */
 	for (size_t i = 0; i < p->nmaps; i++) {
 		struct hwt_stream *st = p->maps[i].st;
 		munmap(p->maps[i].map, p->maps[i].len);

@@ -10,11 +10,14 @@
 #    those rows (the signals delivered at a system call aside: user-only
 #    tracing shows them as a syscall, no async row), and their branches
 #    equal the truth's;
-#  - 20 recordings stopped at varied moments (a delay that grows with the
-#    run's number, no timing assertion): SIGINT to hwt record (Ctrl-C) or
-#    SIGTERM / SIGKILL to the program itself, over programs with and
-#    without a SIGINT handler: perf script --itrace=be reports no error,
-#    hwt script no gap, and both give exactly the truth's branches.
+#  - 20 recordings stopped mid-run at varied moments (after a varied
+#    amount of the program's CPU time, no timing assertion; 8 under the
+#    sanitizers): SIGINT to hwt record (Ctrl-C) or SIGTERM / SIGKILL to the
+#    program itself, over programs with and without a SIGINT handler and
+#    with threads, all with the default (encoder thread) block log: the
+#    program must not have finished by itself (exit status not 0), perf
+#    script --itrace=be reports no error, hwt script no gap, and both give
+#    exactly the truth's branches.
 set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
@@ -106,47 +109,59 @@ sig_branch() {
 }
 
 # ---- endings: stopped at varied moments ----
+# The stop comes once the emulated program has used a varied amount of CPU
+# time (qemu's utime + stime in /proc, not wall time: the same moments on
+# a loaded machine), early enough that each run records ~0.3 to 2.5 M
+# branches, and always mid-run: the inputs take far longer, and a run
+# whose program exits with status 0 (it finished before the stop) fails.
 head -c 30000000 /dev/urandom >"$T/big.bin"
-seq 1 400000 | sed 's/1/x/g' >"$T/lines.txt"
+# more than 128 Ki lines: GNU sort sorts them on 2 threads
+seq 1 140000 | sed 's/1/x/g' >"$T/lines.txt"
 
-# stop_run I: run I of 20; program, stop and delay chosen from I
+# stop_run I: run I; program, stop way and moment chosen from I
 stop_run() {
 	local i=$1 d=$T/stop$1
 	mkdir -p "$d"
-	local delay how cmd
-	delay=$(awk -v i="$i" 'BEGIN { printf "%.2f", 0.6 + 0.06 * i }')
+	local ticks how cmd
+	ticks=$((10 + (i * 7 % 20) * 3 / 2)) # 10..38 ticks of qemu's CPU time
 	case $((i % 4)) in
-	0) cmd=(gzip -1 -c big.bin) ;;   # SIGINT handler: cleans up, exits
-	1) cmd=(md5sum big.bin) ;;       # no handler: SIGINT kills it
-	2) cmd=(sort -r lines.txt) ;;    # handler, then re-raises
-	3) cmd=(zstd -T2 -q -c big.bin) ;; # threads
+	0) cmd=(gzip -1 -c big.bin) ;;         # SIGINT handler: cleans up, exits
+	1) cmd=(md5sum big.bin big.bin big.bin) ;; # no handler: SIGINT kills it
+	2) cmd=(sort -r lines.txt) ;;          # handler, then re-raises; 2 threads
+	3) cmd=(zstd -T2 -q -c big.bin) ;;     # threads
 	esac
 	case $((i % 5)) in
 	3) how=TERM ;; # to the program (qemu) itself
 	4) how=KILL ;;
-	*) how=INT ;;  # to hwt record: Ctrl-C
+	*) how=INT ;; # to hwt record: Ctrl-C
 	esac
-	# Known limit (README): with the block log's encoder thread, a
-	# multi-threaded program stopped at a random moment can lose the
-	# trace of a worker's last blocks while its truth has them; the
-	# threaded program runs with the per-block encoder (encoder=sync)
-	# and a thread killed by SIGKILL loses its last logged blocks
-	local enc=thread
-	[ "${cmd[0]}" = zstd ] && enc=sync
-	[ $how = KILL ] && enc=sync
-	(cd "$T" && HWT_EMU_ENCODER=$enc QEMU_UNSET_ENV=HWT_EMU_ENCODER exec "$HWT" record --emulate \
-		--truth "$d/truth" -o "$d/perf.data" -- "${cmd[@]}" >/dev/null 2>"$d/err") &
-	local rec=$!
-	sleep "$delay"
-	if [ $how = INT ]; then
-		kill -INT $rec 2>/dev/null
-	else
-		local q
-		q=$(pgrep -P $rec | head -1)
-		[ -n "$q" ] && kill -$how "$q" 2>/dev/null
+	(cd "$T" && exec "$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- \
+		"${cmd[@]}" >/dev/null 2>"$d/err") &
+	local rec=$! q t=0 used=
+	while [ -z "$used" ] && kill -0 $rec 2>/dev/null; do
+		for q in $(pgrep -P $rec); do # qemu (hwt record may run a probe first)
+			t=$(awk '{ print $14 + $15 }' "/proc/$q/stat" 2>/dev/null)
+			if [ -n "$t" ] && [ "$t" -ge $ticks ]; then
+				used=$t
+				break
+			fi
+		done
+		[ -z "$used" ] && sleep 0.02
+	done
+	if [ -n "$used" ]; then
+		if [ $how = INT ]; then
+			kill -INT $rec 2>/dev/null
+		else
+			kill -$how "$q" 2>/dev/null
+		fi
 	fi
 	wait $rec
-	local name="emu_signal_stop_$i (${cmd[0]}, SIG$how after ${delay}s)"
+	local rc=$?
+	local name="emu_signal_stop_$i (${cmd[0]}, SIG$how after ${ticks} ticks of CPU)"
+	if [ -z "$used" ] || [ $rc = 0 ]; then
+		fail "$name" "the program ended by itself (status $rc) before the stop: not a stop mid-run; $(grep -v '^\[' "$d/err" | head -2)"
+		return
+	fi
 	if [ ! -s "$d/perf.data" ]; then
 		fail "$name" "no recording: $(head -2 "$d/err")"
 		return
@@ -159,21 +174,29 @@ stop_run() {
 	perf_branches "$d/ps" | sort -s -k1,1n >"$d/p"
 	awk -F'\t' 'NF == 3' "$d/truth" | sort -s -k1,1n >"$d/t"
 	awk -F'\t' '$4 != "async"' "$d/hs" | grep '^[0-9]' | cut -f1-3 | sort -s -k1,1n >"$d/h"
+	local threads
+	threads=$(cut -f1 "$d/t" | uniq | wc -l)
 	if [ "$perr" != 0 ]; then
 		fail "$name" "perf: $perr errors: $(grep -m1 'instruction trace error' "$d/ps")"
 	elif [ "$herr" != 0 ]; then
 		fail "$name" "hwt script: $herr gaps: $(grep -m1 -v '^[0-9]' "$d/hs")"
+	elif [ ! -s "$d/t" ]; then
+		fail "$name" "empty truth: $(head -2 "$d/err")"
 	elif ! cmp -s "$d/p" "$d/t"; then
 		fail "$name" "perf's branches differ from the truth ($(wc -l <"$d/p") vs $(wc -l <"$d/t")): $(diff "$d/p" "$d/t" | head -3 | tr '\n' ' ')"
 	elif ! cmp -s "$d/h" "$d/t"; then
 		fail "$name" "hwt's branches differ from the truth ($(wc -l <"$d/h") vs $(wc -l <"$d/t")): $(diff "$d/h" "$d/t" | head -3 | tr '\n' ' ')"
 	else
-		pass "$name: $(wc -l <"$d/t") branches, no error, perf = hwt = truth"
+		pass "$name: status $rc, $(wc -l <"$d/t") branches in $threads threads, no error, perf = hwt = truth"
 	fi
 	rm -rf "$d"
 }
 
 sig_branch
-for i in $(seq 0 19); do
+# 20 runs (4 programs x 3 stop ways, the moments varied); under the
+# sanitizers (slow hwt side) 8 of them, still every program and stop way
+runs=20
+[ "${HWT_SAN:-0}" = 1 ] && runs=8
+for i in $(seq 0 $((runs - 1))); do
 	stop_run "$i"
 done
