@@ -154,21 +154,7 @@ check() {
 		pass "$name ($(wc -l <"$d/te") branches = perf's, $nexec threads with a program loaded)"
 	fi
 	# every exec: a COMM exec record; hwt info names each thread's program
-	perf script -i "$d/perf.data" --show-task-events --no-itrace 2>/dev/null |
-		awk '/PERF_RECORD_COMM exec:/ { sub(/:[0-9]+\/[0-9]+$/, "", $NF); print $NF }' >"$d/comms"
-	"$HWT" info "$d/perf.data" >"$d/info" 2>&1
-	local n missing=""
-	n=$(wc -l <"$d/comms")
-	while read -r c; do
-		sed -n '/^threads:/,/^trace:/p' "$d/info" | grep -qw -- "$c" || missing="$missing $c"
-	done < <(sort -u "$d/comms")
-	if [ "$n" -lt $((ncomm + 1)) ]; then
-		fail "${name}_comm" "$n COMM exec records, expected at least $((ncomm + 1)): $(tr '\n' ' ' <"$d/comms")"
-	elif [ -n "$missing" ]; then
-		fail "${name}_comm" "hwt info does not list:$missing"
-	else
-		pass "${name}_comm ($(sort -u "$d/comms" | tr '\n' ' '))"
-	fi
+	comm_check "${name}_comm" "$d" "$ncomm"
 	[ "${KEEP:-}" ] || rm -rf "$d"
 }
 

@@ -50,3 +50,25 @@ require_built() {
 		fi
 	done
 }
+
+# comm_check NAME DIR NCOMM: DIR/perf.data (a recording that followed
+# NCOMM exec()s at least) has a COMM exec record per exec in perf's view,
+# and `hwt info` lists each of those programs among its threads; uses $HWT
+comm_check() {
+	local name=$1 d=$2 ncomm=$3
+	perf script -i "$d/perf.data" --show-task-events --no-itrace 2>/dev/null |
+		awk '/PERF_RECORD_COMM exec:/ { sub(/:[0-9]+\/[0-9]+$/, "", $NF); print $NF }' >"$d/comms"
+	"$HWT" info "$d/perf.data" >"$d/info" 2>&1
+	local n c missing=""
+	n=$(wc -l <"$d/comms")
+	while read -r c; do
+		sed -n '/^threads:/,/^trace:/p' "$d/info" | grep -qw -- "$c" || missing="$missing $c"
+	done < <(sort -u "$d/comms")
+	if [ "$n" -lt $((ncomm + 1)) ]; then
+		fail "$name" "$n COMM exec records, expected at least $((ncomm + 1)): $(tr '\n' ' ' <"$d/comms")"
+	elif [ -n "$missing" ]; then
+		fail "$name" "hwt info does not list:$missing"
+	else
+		pass "$name ($(sort -u "$d/comms" | tr '\n' ' '))"
+	fi
+}
