@@ -78,15 +78,7 @@ check() {
 	if [ -f "$W/Makefile" ]; then rm -f "$W"/*.o "$W/prog"; fi
 	(cd "$W" && "$HWT" record -e "$ev" --emulate --truth "$d/truth" -o "$d/perf.data" -- "$@" \
 		>"$d/out" 2>"$d/err")
-	local rc=$?
-	if [ $rc != $ref_rc ]; then
-		fail "$name" "exit status $rc, untraced $ref_rc ($(grep -v '^\[' "$d/err" | head -2))"
-		return
-	fi
-	if ! cmp -s "$d/out" "$d/ref.out"; then
-		fail "$name" "stdout differs from the untraced run: $(diff "$d/out" "$d/ref.out" | head -3 | tr '\n' ' ')"
-		return
-	fi
+	same_run "$name" "$d" "$ref_rc" $? || return
 	if grep -q "untraced\|not traced" "$d/err"; then
 		fail "$name" "a program was not followed: $(grep -m1 'untraced\|not traced' "$d/err")"
 		return

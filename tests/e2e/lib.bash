@@ -72,3 +72,18 @@ comm_check() {
 		pass "$name ($(sort -u "$d/comms" | tr '\n' ' '))"
 	fi
 }
+
+# same_run NAME DIR REF_RC RC: a traced run (exit status RC, stdout DIR/out,
+# stderr DIR/err) ended as the untraced one (REF_RC, DIR/ref.out); else
+# FAIL NAME and return 1
+same_run() {
+	local name=$1 d=$2 ref_rc=$3 rc=$4
+	if [ "$rc" != "$ref_rc" ]; then
+		fail "$name" "exit status $rc, untraced $ref_rc ($(grep -v '^\[' "$d/err" | head -2))"
+		return 1
+	fi
+	if ! cmp -s "$d/out" "$d/ref.out"; then
+		fail "$name" "stdout differs from the untraced run: $(diff "$d/out" "$d/ref.out" | head -3 | tr '\n' ' ')"
+		return 1
+	fi
+}

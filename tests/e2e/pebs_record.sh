@@ -42,15 +42,7 @@ check() {
 	local ref_rc=$?
 	(cd "$T" && "$HWT" record -e "$ev" --truth "$d/truth" -o "$d/perf.data" \
 		-- "$@" >"$d/out" 2>"$d/err")
-	local rc=$?
-	if [ $rc != $ref_rc ]; then
-		fail "$name" "exit status $rc, untraced $ref_rc ($(grep -v '^\[' "$d/err" | head -2))"
-		return
-	fi
-	if ! cmp -s "$d/out" "$d/ref.out"; then
-		fail "$name" "stdout differs from the untraced run"
-		return
-	fi
+	same_run "$name" "$d" "$ref_rc" $? || return
 	perf script -i "$d/perf.data" -F tid,ip,addr,weight,data_src >"$d/ps" 2>"$d/ps.err"
 	local prc=$?
 	if [ $prc != 0 ]; then

@@ -54,15 +54,7 @@ check() {
 	local ref_rc=$?
 	(cd "$T" && "$HWT" record -e "$ev" --emulate --truth "$d/truth" -o "$d/perf.data" -- "$@" \
 		>"$d/out" 2>"$d/err")
-	local rc=$?
-	if [ $rc != $ref_rc ]; then
-		fail "$name" "exit status $rc, untraced $ref_rc ($(grep -v '^\[' "$d/err" | head -2))"
-		return
-	fi
-	if ! cmp -s "$d/out" "$d/ref.out"; then
-		fail "$name" "stdout differs from the untraced run"
-		return
-	fi
+	same_run "$name" "$d" "$ref_rc" $? || return
 	if ! perf script -i "$d/perf.data" --itrace=i1ifmtb -F tid,ip,addr,event,weight \
 		>"$d/ps" 2>"$d/ps.err"; then
 		fail "$name" "perf script failed: $(head -2 "$d/ps.err")"
