@@ -43,7 +43,6 @@ int main(int argc, char **argv)
 	cfg.path = argv[1];
 	cfg.consumer = &c;
 	cfg.jobs = jobs;
-	cfg.flags &= ~(unsigned)HWT_DECODER_NO_BATCH; /* batches (opt-in) */
 	cfg.errbuf = err;
 	cfg.errlen = sizeof(err);
 	struct hwt_decoder *d;

@@ -51,7 +51,9 @@ static const char usage_text[] =
     "  -o OUT         write those to OUT (default: stdout)\n"
     "  --no-progress  no progress line on stderr (shown only on a terminal)\n"
     "  -j N           decode on N threads (default: the online CPUs; the result\n"
-    "                 is the same for every N)\n";
+    "                 is the same for every N)\n"
+    "  --no-batch     decode block by block, not in batches (slower; the result\n"
+    "                 is the same)\n";
 
 static const char unknown[] = "[unknown]";
 
