@@ -15,27 +15,10 @@ B=${1:?usage: bench/bench_emu_pebs.sh BUILD}
 HWT=$(realpath -m "$B/hwt")
 command -v qemu-x86_64 >/dev/null || { echo "emu-record-pebs: SKIP (no qemu-x86_64)"; exit 0; }
 [ -x "$HWT" ] || { echo "emu-record-pebs: SKIP ($HWT not built)"; exit 0; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+LABEL=emu-record-pebs
+. "$(dirname "$0")/lib.bash"
 head -c "${BENCH_BYTES:-3000000}" /dev/urandom | base64 >"$T/in.txt"
 GZ=$(type -P gzip)
-
-cpu() {
-	/usr/bin/time -f '%U %S' -o "$T/t" "$@" >/dev/null 2>"$T/err" || {
-		echo "emu-record-pebs: FAIL ($* failed: $(tail -1 "$T/err"))" >&2
-		exit 1
-	}
-	awk '{ printf "%.3f\n", $1 + $2 }' "$T/t"
-}
-best() {
-	local b=
-	for _ in 1 2 3; do
-		local v
-		v=$(cpu "$@") || exit 1
-		if [ -z "$b" ] || awk -v a="$v" -v b="$b" 'BEGIN { exit !(a < b) }'; then b=$v; fi
-	done
-	echo "$b"
-}
 q=$(best qemu-x86_64 "$GZ" -1 -c "$T/in.txt")
 l=$(best "$HWT" record -e mem-loads -o "$T/l.data" -- "$GZ" -1 -c "$T/in.txt")
 s=$(best "$HWT" record -e mem-stores -o "$T/s.data" -- "$GZ" -1 -c "$T/in.txt")

@@ -14,26 +14,9 @@ HWT=$(realpath -m "$B/hwt")
 command -v qemu-aarch64 >/dev/null || { echo "emu-record-spe: SKIP (no qemu-aarch64)"; exit 0; }
 [ -x "$HWT" ] || { echo "emu-record-spe: SKIP ($HWT not built)"; exit 0; }
 ROOT=$(tests/arm64/fetch.sh 2>/dev/null) || { echo "emu-record-spe: SKIP (no arm64 cache)"; exit 0; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+LABEL=emu-record-spe
+. "$(dirname "$0")/lib.bash"
 head -c 750000 /dev/urandom | base64 >"$T/in.txt"
-
-cpu() {
-	/usr/bin/time -f '%U %S' -o "$T/t" "$@" >/dev/null 2>"$T/err" || {
-		echo "emu-record-spe: FAIL ($* failed: $(tail -1 "$T/err"))" >&2
-		exit 1
-	}
-	awk '{ printf "%.3f\n", $1 + $2 }' "$T/t"
-}
-best() {
-	local b=
-	for _ in 1 2 3; do
-		local v
-		v=$(cpu "$@") || exit 1
-		if [ -z "$b" ] || awk -v a="$v" -v b="$b" 'BEGIN { exit !(a < b) }'; then b=$v; fi
-	done
-	echo "$b"
-}
 q=$(best qemu-aarch64 -L "$ROOT" "$ROOT/bin/bzip2" -c "$T/in.txt")
 h=$(HWT_SYSROOT=$ROOT best "$HWT" record -e arm_spe --emulate -o "$T/out.data" -- "$ROOT/bin/bzip2" -c "$T/in.txt")
 n=$("$HWT" script --format tsv "$T/out.data" 2>/dev/null | wc -l)

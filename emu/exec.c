@@ -24,6 +24,15 @@
  * the recorder sees one stream) and xcomm (the kernel's new comm: the
  * basename of the path execve was given); fd= names the announce pipe
  * as it is now (kept open across the exec); the truth file is appended to.
+ * qemu-aarch64 (the ETM plugin and its SPE mode) runs with a sysroot
+ * (-L ROOT, kept with the other options): an absolute program path, and
+ * a `#!` interpreter's, names the file under ROOT when there is one, as
+ * qemu's open() finds it (qemu's own execve would run the host's file);
+ * the new qemu loads that file (its MMAP2 records name it, a file the
+ * decoders can open), with argv[0] and a script's argv naming the
+ * programs as the guest does; --follow-exec globs match the guest's path.
+ * An exec of /proc/self/exe runs the guest program again (qemu's own
+ * execve does the same; the host's link names qemu).
  * When the program cannot be traced (another machine, setuid, unreadable)
  * the guest's exec goes on as qemu does it (the program runs natively,
  * untraced) after one warning naming it; when the checks say the exec
@@ -54,6 +63,7 @@
 #include <unistd.h>
 
 #include "emu.h"
+#include "qemu_plugin_api.h"
 
 #define X_MAX_GLOBS 16
 #define X_MAX_ARGS (1u << 16)	    /* argv + envp strings */
@@ -468,6 +478,29 @@ static int check_file(const char *path, const char *shown, char *interp, size_t 
 	return ok ? 1 : 0;
 }
 
+/* The file a guest path names as qemu opens it: an absolute path under
+ * the -L prefix when the file is there (qemu's path(): an existence check
+ * that follows links), else the path itself.  out is path when there is
+ * no prefix (qemu-x86_64). */
+static const char *sysroot_file(const char *path, char *out, size_t outlen)
+{
+	if (!emu.sysroot[0] || path[0] != '/')
+		return path;
+	int n = snprintf(out, outlen, "%s%s", emu.sysroot, path);
+	return n > 0 && (size_t)n < outlen && !access(out, F_OK) ? out : path;
+}
+
+/* qemu runs its guest program for /proc/self/exe and /proc/<its pid>/exe
+ * (the host's link names qemu itself) */
+static const char *self_exe(const char *path)
+{
+	char mine[64];
+	snprintf(mine, sizeof(mine), "/proc/%d/exe", (int)getpid());
+	if (strcmp(path, "/proc/self/exe") && strcmp(path, mine))
+		return NULL;
+	return qemu_plugin_path_to_binary();
+}
+
 static int glob_ok(const char *abs)
 {
 	if (!X.nglobs)
@@ -480,18 +513,22 @@ static int glob_ok(const char *abs)
 	return 0;
 }
 
-static int resolve(const char *path, const struct strv *gargv, const char *shown, struct target *tg)
+/* path: the file to open; name: the program as the guest names it (in a
+ * #! script's argv), path itself without a -L prefix. */
+static int resolve(const char *path, const char *name, const struct strv *gargv, const char *shown,
+		   struct target *tg)
 {
-	char interp[PATH_MAX], iarg[PATH_MAX];
-	char cur[PATH_MAX], script[PATH_MAX];
+	char interp[PATH_MAX], iarg[PATH_MAX], rooted[PATH_MAX + 512];
+	char cur[PATH_MAX], curname[PATH_MAX];
 	snprintf(cur, sizeof(cur), "%s", path);
+	snprintf(curname, sizeof(curname), "%s", name);
 	memset(&tg->argv, 0, sizeof(tg->argv));
 	/* per #! level, the script and the interpreter's argument, pushed
 	 * in reverse: argv = prog, then pre reversed, then argv[1..] */
 	struct strv pre = {0};
 	int r = 0;
 	for (int depth = 0;; depth++) {
-		r = check_file(cur, depth ? cur : shown, interp, sizeof(interp), iarg,
+		r = check_file(cur, depth ? curname : shown, interp, sizeof(interp), iarg,
 			       sizeof(iarg));
 		if (r != 2)
 			break;
@@ -499,12 +536,13 @@ static int resolve(const char *path, const struct strv *gargv, const char *shown
 			r = 0; /* ELOOP */
 			break;
 		}
-		snprintf(script, sizeof(script), "%s", cur);
-		if (strv_add(&pre, script) || (iarg[0] && strv_add(&pre, iarg))) {
+		if (strv_add(&pre, curname) || (iarg[0] && strv_add(&pre, iarg))) {
 			r = 0;
 			break;
 		}
-		snprintf(cur, sizeof(cur), "%s", interp);
+		/* the interpreter as the guest names it, and its file */
+		snprintf(curname, sizeof(curname), "%s", interp);
+		snprintf(cur, sizeof(cur), "%s", sysroot_file(interp, rooted, sizeof(rooted)));
 	}
 	if (r != 1) {
 		strv_free(&pre);
@@ -514,14 +552,15 @@ static int resolve(const char *path, const struct strv *gargv, const char *shown
 	tg->argv.v = calloc(1, sizeof(char *));
 	int bad = !tg->argv.v;
 	if (pre.n && !bad)
-		bad = strv_add(&tg->argv, cur);
+		bad = strv_add(&tg->argv, curname);
 	for (size_t i = pre.n; i-- > 0 && !bad;)
 		bad = strv_add(&tg->argv, pre.v[i]);
 	if (!pre.n && !bad && gargv->n)
 		bad = strv_add(&tg->argv, gargv->v[0]);
 	for (size_t i = 1; i < gargv->n && !bad; i++)
 		bad = strv_add(&tg->argv, gargv->v[i]);
-	tg->set_argv0 = !pre.n && gargv->n;
+	/* qemu's argv[0] is the file it loads unless -0 says otherwise */
+	tg->set_argv0 = (!pre.n && gargv->n) || (pre.n && strcmp(curname, cur));
 	strv_free(&pre);
 	if (bad) {
 		strv_free(&tg->argv);
@@ -583,8 +622,14 @@ void emu_exec_syscall(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2, 
 	if (!path || guest_strv(gargv, &argv) || guest_strv(genv, &envp))
 		goto out; /* EFAULT, E2BIG: the guest's syscall says so */
 	/* the file as the host opens it, and the name the kernel gives it */
-	if (path[0] == '/' || (dirfd == AT_FDCWD && path[0])) {
-		snprintf(host, sizeof(host), "%s", path);
+	char rooted[PATH_MAX + 512];
+	const char *self = self_exe(path);
+	if (self) {
+		snprintf(host, sizeof(host), "%s", self);
+		snprintf(comm, sizeof(comm), "exe");
+	} else if (path[0] == '/' || (dirfd == AT_FDCWD && path[0])) {
+		/* under qemu-aarch64's -L prefix when there, as qemu opens it */
+		snprintf(host, sizeof(host), "%s", sysroot_file(path, rooted, sizeof(rooted)));
 		const char *b = strrchr(path, '/');
 		snprintf(comm, sizeof(comm), "%s", b ? b + 1 : path);
 	} else {
@@ -615,8 +660,10 @@ void emu_exec_syscall(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2, 
 		if (!lstat(host, &ls) && S_ISLNK(ls.st_mode))
 			goto out; /* ELOOP */
 	}
-	snprintf(shown, sizeof(shown), "%s", host);
-	if (host[0] != '/') {
+	/* the program as the guest names it (its path under the -L prefix) */
+	int in_root = path[0] == '/' && strcmp(host, path);
+	snprintf(shown, sizeof(shown), "%s", in_root ? path : host);
+	if (shown[0] != '/') {
 		char cwd[PATH_MAX];
 		if (getcwd(cwd, sizeof(cwd)))
 			snprintf(shown, sizeof(shown), "%.2000s/%.2000s", cwd, host);
@@ -627,7 +674,7 @@ void emu_exec_syscall(struct emu_thr *t, int64_t num, uint64_t a1, uint64_t a2, 
 		warn_untraced(shown, X.why_not);
 		goto out;
 	}
-	if (resolve(host, &argv, shown, &tg) != 1)
+	if (resolve(host, in_root ? path : host, &argv, shown, &tg) != 1)
 		goto out;
 	/* qemu OPTS -plugin ours+x* [-0 ARGV0] -- PROG ARGS */
 	char **qv = calloc((size_t)X.nopts + tg.argv.n + 8, sizeof(char *));

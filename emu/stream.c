@@ -578,15 +578,19 @@ void emu_thr_end(struct emu_thr *t, int exited)
 }
 
 /* A new thread's first sideband: the main thread's COMM (the binary's
- * name) and initial mappings, then its start records; another thread
- * only its start records. */
+ * name, or the name exec() gave it) and initial mappings, then its start
+ * records (none for a program exec() started: its stream goes on);
+ * another thread only its start records. */
 void emu_thr_announce(struct emu_thr *t, int main_thread)
 {
 	if (main_thread) {
 		const char *exe = qemu_plugin_path_to_binary();
 		const char *base = exe ? strrchr(exe, '/') : NULL;
-		emu_sb_comm(t, base ? base + 1 : (exe ? exe : "?"), 1);
+		const char *comm = emu_exec_comm();
+		emu_sb_comm(t, comm ? comm : base ? base + 1 : (exe ? exe : "?"), 1);
 		emu_sb_initial_maps(t);
+		if (emu_exec_continued())
+			return;
 	}
 	emu_thr_start_records(t, !main_thread);
 }

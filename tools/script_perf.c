@@ -137,6 +137,8 @@ static uint64_t *chunk_ends(struct hwt_perf_reader *r, size_t *n)
 /* the CLI's choice (one run per process): -j, --no-batch,
  * --no-path-cache (--batch: the default, as in the library's config) */
 static unsigned dec_jobs, dec_flags;
+/* --debug-dir folders, colon-separated ("": $HWT_DEBUG_DIR) */
+static char dec_debug_dirs[8192];
 
 void sp_set_decode(unsigned jobs, unsigned flags)
 {
@@ -157,6 +159,26 @@ int sp_parse_decode_opt(const char *cmd, int argc, char **argv, int *i)
 	}
 	if (!strcmp(a, "--batch")) {
 		dec_flags &= ~(unsigned)HWT_DECODER_NO_BATCH;
+		return 1;
+	}
+	if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
+		if (a[11] == '=') {
+			v = a + 12;
+		} else if (*i + 1 < argc) {
+			v = argv[++*i];
+		} else {
+			cli_err(
+			    cmd,
+			    "--debug-dir needs a folder (like /usr/lib/debug: with .build-id/)");
+			return -1;
+		}
+		size_t n = strlen(dec_debug_dirs);
+		if (!*v || n + strlen(v) + 2 > sizeof(dec_debug_dirs)) {
+			cli_err(cmd, "--debug-dir '%s': %s", v,
+				*v ? "too many or too long folders" : "empty folder name");
+			return -1;
+		}
+		snprintf(dec_debug_dirs + n, sizeof(dec_debug_dirs) - n, "%s%s", n ? ":" : "", v);
 		return 1;
 	}
 	if (!strcmp(a, "-j") || !strcmp(a, "--jobs")) {
@@ -210,6 +232,7 @@ int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_c
 	cfg.consumer = c;
 	cfg.jobs = dec_jobs;
 	cfg.flags = dec_flags;
+	cfg.debug_dirs = dec_debug_dirs[0] ? dec_debug_dirs : getenv("HWT_DEBUG_DIR");
 	cfg.errbuf = errbuf;
 	cfg.errlen = sizeof(errbuf);
 	struct hwt_decoder *dec = NULL;

@@ -21,11 +21,12 @@ struct progress;
 int sp_run_progress(const char *path, const char *cmd, const struct hwt_decode_consumer *c,
 		    struct progress *pg);
 
-/* Decoding options for the runs above (hwt_decoder_config.jobs and
- * .flags): set from -j N, --no-path-cache, --no-batch. */
+/* Decoding options for the runs above (hwt_decoder_config.jobs, .flags
+ * and .debug_dirs): set from -j N, --no-path-cache, --no-batch,
+ * --debug-dir DIR (repeatable; none: $HWT_DEBUG_DIR, colon-separated). */
 void sp_set_decode(unsigned jobs, unsigned flags);
 /* Parse a decoding option at argv[*i] (-j N, -jN, --jobs N, --jobs=N,
- * --no-path-cache, --no-batch): 1 if it was one (*i moved past its
+ * --no-path-cache, --no-batch, --debug-dir DIR): 1 if it was one (*i moved past its
  * value), 0 if not, -1 on a bad value (message printed). */
 int sp_parse_decode_opt(const char *cmd, int argc, char **argv, int *i);
 

@@ -28,10 +28,13 @@
  * so that no taken branch straddles two pieces: its branch sample needs
  * the range after it, which the decoder only emits at the next atom, and
  * decoders resolve exceptions and Trace On only at what follows them.  Time: one instruction = 1
- * tick.  Limits: no address filters, no cycle counts, no data trace;
- * exec()ed programs are not followed.
+ * tick.  exec()ed programs are followed in the same stream (../exec.c:
+ * qemu-aarch64 re-executes itself, with its -L sysroot, on the new
+ * program; plugin arguments nofollow=1 follow=GLOB xtsc= xstream= xcomm=).
+ * Limits: no address filters, no cycle counts, no data trace.
  */
 #include <capstone/capstone.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -427,15 +430,10 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		break;
 	case A64_EXECVE:
 	case A64_EXECVEAT:
-		if (emu.exec_warned && !__atomic_exchange_n(emu.exec_warned, 1, __ATOMIC_RELAXED)) {
-			fprintf(stderr,
-				"hwt: pid %d calls exec(); the new program is not "
-				"traced\n",
-				(int)getpid());
-		}
 		etm_out(t, x, 1);
 		etg_sync(&x->g, emu_now(t));
 		emu_truth_flush(t);
+		emu_exec_syscall(t, num, a1, a2, a3, a4, a5); /* follows it (../exec.c) */
 		break;
 	case A64_EXIT:
 		thr_end(vcpu, t);
@@ -579,8 +577,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		else if (spe_arg(k, v))
 			;
 		else {
-			fprintf(stderr, "hwt-etm-plugin: unknown argument '%s'\n", k);
-			return -1;
+			int x = emu_exec_arg(k, v); /* ../exec.c: following exec() */
+			if (x <= 0) {
+				fprintf(stderr, "hwt-etm-plugin: %s argument '%s'\n",
+					x ? "bad value of" : "unknown", k);
+				return -1;
+			}
 		}
 	}
 	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
@@ -604,8 +606,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
 	if (emu.truth[0]) {
-		emu.truth_fd =
-		    open(emu.truth, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+		emu.truth_fd = open(emu.truth,
+				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+					(emu_exec_continued() ? 0 : O_TRUNC),
+				    0644);
 		if (emu.truth_fd < 0) {
 			fprintf(stderr, "hwt-etm-plugin: cannot create %s: %s\n", emu.truth,
 				strerror(errno));
@@ -621,6 +625,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
 		}
 	}
+	emu_exec_install(EM_AARCH64);
 	if (spe_enabled()) /* the emulated SPE (spe.c) */
 		return spe_install(id);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);

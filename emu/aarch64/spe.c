@@ -42,6 +42,9 @@
  * (tab-separated; numbers hex with 0x except tid; op: ld, st, b, bcond,
  * bind, other; events: the Events packet's bits; "filtered": not recorded).
  *
+ * exec(): followed as in the ETM mode (../exec.c): the new program's
+ * samples go on in the thread's stream after its COMM and MMAP2 records.
+ *
  * Ownership: per-thread state (struct spe_thr) is owned by its thread; at
  * fork the child frees the other threads'.  Translated-block descriptors
  * are never freed (threads keep pointers, as in the ETM mode).
@@ -675,9 +678,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t
 		break;
 	case A64_EXECVE:
 	case A64_EXECVEAT:
-		if (emu.exec_warned && !__atomic_exchange_n(emu.exec_warned, 1, __ATOMIC_RELAXED))
-			fprintf(stderr, "hwt: pid %d calls exec(); the new program is not traced\n",
-				(int)getpid());
+		emu_exec_syscall(t, num, a1, a2, a3, a4, a5); /* follows it (../exec.c) */
 		break;
 	case A64_EXIT:
 		emu_thr_end(t, 1);

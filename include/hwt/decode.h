@@ -235,6 +235,10 @@ struct hwt_decoder_config {
 	 * threads.  Per-CPU (CPU-wide) recordings decode on one thread. */
 	unsigned jobs;
 	unsigned flags; /* enum hwt_decoder_flags */
+	/* Folders searched for the separate debug files of the recording's
+	 * stripped files (symbols, lines) before /usr/lib/debug,
+	 * colon-separated (hwt_image_set_debug_dirs); NULL: none */
+	const char *debug_dirs;
 };
 /* hwt_decoder_config.flags: ways to decode the same thing more slowly
  * (for tests: the output does not change). */

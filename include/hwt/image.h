@@ -30,6 +30,16 @@ struct hwt_image;
 struct hwt_image *hwt_image_alloc(void);
 void hwt_image_free(struct hwt_image *img);
 
+/* Folders to search for separate debug files (symbols and DWARF lines of
+ * stripped files) before /usr/lib/debug, each as /usr/lib/debug is:
+ * DIR/.build-id/xx/yyyy.debug by the file's build-id, DIR/<the file's
+ * folder>/<.gnu_debuglink name>.  dirs: colon-separated (gdb's
+ * debug-file-directory; e.g. the usr/lib/debug of a -dbgsym package
+ * unpacked with dpkg-deb -x), copied; NULL or "": /usr/lib/debug only.
+ * Set it before adding files (symbols are read when an ELF file is added).
+ * 0, HWT_ERR_INVALID (img NULL) or HWT_ERR_NOMEM. */
+int hwt_image_set_debug_dirs(struct hwt_image *img, const char *dirs);
+
 /* Map file bytes [offset, offset+size) (size HWT_IMAGE_TO_END: to the end
  * of the file) at vaddr.  HWT_ERR_IO if the file cannot be opened,
  * HWT_ERR_INVALID if offset is beyond the end of the file. */
@@ -72,7 +82,8 @@ int hwt_image_where(const struct hwt_image *img, uint64_t addr, const char **pat
 /* The source line of addr from the DWARF line table of the file mapped
  * there (its own .debug_line, else a separate debug file found by
  * build-id under /usr/lib/debug/.build-id/ or by .gnu_debuglink next to
- * the file, in its .debug/ folder or under /usr/lib/debug): 0 with *file
+ * the file, in its .debug/ folder or under /usr/lib/debug; the
+ * hwt_image_set_debug_dirs folders first): 0 with *file
  * (the source file's path, valid while the image lives) and *line (> 0);
  * HWT_ERR_NOMAP if addr is not mapped from a file or has no line.  A
  * file's table is read on its first lookup (safe with concurrent

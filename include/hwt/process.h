@@ -38,8 +38,11 @@ struct hwt_process_map {
 
 struct hwt_process *hwt_process_alloc(uint32_t pid);
 void hwt_process_free(struct hwt_process *p);
-/* A copy of parent's mappings under a new pid (fork). */
+/* A copy of parent's mappings (and debug folders) under a new pid (fork). */
 struct hwt_process *hwt_process_fork(const struct hwt_process *parent, uint32_t pid);
+/* The folders its image searches for separate debug files
+ * (hwt_image_set_debug_dirs; copied).  0 or HWT_ERR_NOMEM. */
+int hwt_process_set_debug_dirs(struct hwt_process *p, const char *dirs);
 uint32_t hwt_process_pid(const struct hwt_process *p);
 
 /* Map [addr, addr+len) of path from pgoff, replacing overlapped ranges. */

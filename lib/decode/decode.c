@@ -64,6 +64,7 @@ struct hwt_decoder {
 	struct hwt_decode_consumer c;
 	char bdir[4096];
 	int have_bdir;
+	char *debug_dirs; /* hwt_decoder_config.debug_dirs (NULL: none) */
 	struct proc_ent *procs;
 	size_t nprocs, capprocs;
 	struct hwt_dec_thread **threads;
@@ -135,12 +136,23 @@ static int proc_add(struct hwt_decoder *d, uint32_t pid, struct hwt_process *p)
 	return 0;
 }
 
+/* A new empty process that searches the decoder's debug folders. */
+static struct hwt_process *proc_new(struct hwt_decoder *d, uint32_t pid)
+{
+	struct hwt_process *p = hwt_process_alloc(pid);
+	if (p && hwt_process_set_debug_dirs(p, d->debug_dirs)) {
+		hwt_process_free(p);
+		p = NULL;
+	}
+	return p;
+}
+
 struct hwt_process *hwt_dec_process_get(struct hwt_decoder *d, uint32_t pid)
 {
 	struct hwt_process *p = proc_find(d, pid);
 	if (p)
 		return p;
-	p = hwt_process_alloc(pid);
+	p = proc_new(d, pid);
 	if (p && proc_add(d, pid, p)) {
 		hwt_process_free(p);
 		p = NULL;
@@ -564,7 +576,7 @@ static void on_sideband(struct hwt_decoder *d, const struct hwt_perf_record *rec
 		if (f->pid != f->ppid) {
 			struct hwt_process *pp = proc_find(d, f->ppid);
 			struct hwt_process *np =
-			    pp ? hwt_process_fork(pp, f->pid) : hwt_process_alloc(f->pid);
+			    pp ? hwt_process_fork(pp, f->pid) : proc_new(d, f->pid);
 			if (np)
 				proc_replace(d, f->pid, np);
 		}
@@ -737,8 +749,15 @@ int hwt_decoder_alloc(struct hwt_decoder **out, const struct hwt_decoder_config 
 	} else {
 		d->jobs = 1; /* older callers: as before */
 	}
-	d->all = hwt_process_alloc(0);
+	if (cfg->size >=
+		offsetof(struct hwt_decoder_config, debug_dirs) + sizeof(cfg->debug_dirs) &&
+	    cfg->debug_dirs && *cfg->debug_dirs && !(d->debug_dirs = strdup(cfg->debug_dirs))) {
+		free(d);
+		return HWT_ERR_NOMEM;
+	}
+	d->all = proc_new(d, 0);
 	if (!d->all) {
+		free(d->debug_dirs);
 		free(d);
 		return HWT_ERR_NOMEM;
 	}
@@ -755,6 +774,7 @@ int hwt_decoder_alloc(struct hwt_decoder **out, const struct hwt_decoder_config 
 		if (err) {
 			int e = errno;
 			hwt_process_free(d->all);
+			free(d->debug_dirs);
 			free(d);
 			errno = e;
 			return err;
@@ -792,6 +812,7 @@ void hwt_decoder_free(struct hwt_decoder *d)
 	hwt_process_free(d->all);
 	if (d->own_reader)
 		hwt_perf_reader_free(d->r);
+	free(d->debug_dirs);
 	free(d);
 }
 

@@ -11,10 +11,11 @@
  * debug info happens once.
  *
  * Where the lines come from: the file's own .debug_line, else a separate
- * debug file: /usr/lib/debug/.build-id/xx/yyyy.debug by the file's GNU
- * build-id note, else the .gnu_debuglink name next to the file, in its
- * .debug/ folder or under /usr/lib/debug/<folder>/ (a candidate whose
- * build-id differs from the file's is skipped).
+ * debug file (debugfile.c): /usr/lib/debug/.build-id/xx/yyyy.debug by
+ * the file's GNU build-id note, else the .gnu_debuglink name next to the
+ * file, in its .debug/ folder or under /usr/lib/debug/<folder>/ (the
+ * image's debug folders are searched before /usr/lib/debug; a candidate
+ * whose build-id differs from the file's is skipped).
  *
  * Addresses: an image address is mapped to its byte's offset in the file
  * (through the piece that maps it) and from there to the link-time
@@ -400,7 +401,7 @@ static int take_debug_lines(void *arg, Elf *dbg)
 }
 
 /* The line table of a file (empty if it has none); NULL on no memory. */
-static struct img_dwarf *load(const struct img_file *f)
+static struct img_dwarf *load(const struct img_file *f, const char *dirs)
 {
 	struct img_dwarf *d = calloc(1, sizeof(*d));
 	if (!d || !f->map)
@@ -417,7 +418,7 @@ static struct img_dwarf *load(const struct img_file *f)
 			dwarf_end(dw);
 		}
 		if (!b.n && !b.nomem)
-			img_debug_each(f->path, elf, take_debug_lines, &b);
+			img_debug_each(dirs, f->path, elf, take_debug_lines, &b);
 		finish(&b);
 	}
 	elf_end(elf);
@@ -438,7 +439,7 @@ static struct img_dwarf *table_of(const struct hwt_image *img, const struct img_
 	struct img_file *f = (struct img_file *)&img->files[p->file];
 	struct img_dwarf *d = atomic_load_explicit(&f->dw, memory_order_acquire);
 	if (!d) {
-		d = load(f);
+		d = load(f, img->debug_dirs);
 		if (!d)
 			return NULL;
 		struct img_dwarf *none = NULL;

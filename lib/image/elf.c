@@ -96,7 +96,7 @@ static int take_debug_syms(void *arg, Elf *dbg)
 
 /* Symbols: the file's .symtab, else that of its separate debug file
  * (debugfile.c), else its .dynsym. */
-static void load_syms(struct img_file *f, Elf *elf)
+static void load_syms(struct img_file *f, Elf *elf, const char *dirs)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn;
@@ -104,7 +104,7 @@ static void load_syms(struct img_file *f, Elf *elf)
 	if ((scn = find_table(elf, SHT_SYMTAB, &sh)))
 		load_table(f, elf, scn, &sh);
 	if (!f->nsyms)
-		img_debug_each(f->path, elf, take_debug_syms, f);
+		img_debug_each(dirs, f->path, elf, take_debug_syms, f);
 	if (!f->nsyms && (scn = find_table(elf, SHT_DYNSYM, &sh)))
 		load_table(f, elf, scn, &sh);
 }
@@ -145,7 +145,7 @@ int hwt_image_add_elf(struct hwt_image *img, const char *path, uint64_t bias)
 		f = &img->files[fi];
 	}
 	if (!err && !f->syms_loaded)
-		load_syms(f, elf);
+		load_syms(f, elf, img->debug_dirs);
 	elf_end(elf);
 	return err;
 }

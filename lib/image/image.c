@@ -46,7 +46,20 @@ void hwt_image_free(struct hwt_image *img)
 	free(img->mems);
 	free(img->files);
 	free(img->pieces);
+	free(img->debug_dirs);
 	free(img);
+}
+
+int hwt_image_set_debug_dirs(struct hwt_image *img, const char *dirs)
+{
+	if (!img)
+		return HWT_ERR_INVALID;
+	char *d = NULL;
+	if (dirs && *dirs && !(d = strdup(dirs)))
+		return HWT_ERR_NOMEM;
+	free(img->debug_dirs);
+	img->debug_dirs = d;
+	return 0;
 }
 
 int img_file_get(struct hwt_image *img, const char *path)

@@ -42,6 +42,7 @@ struct hwt_image {
 	uint8_t **mems; /* copies owned by the image */
 	size_t nmems, mcap;
 	uint32_t next_id;
+	char *debug_dirs; /* hwt_image_set_debug_dirs (NULL: none) */
 };
 
 /* Get (open+mmap once) a file; returns its index or a negative error. */
@@ -57,8 +58,10 @@ void img_dwarf_free(struct img_dwarf *d);
 
 /* debugfile.c: offer each separate debug file of the ELF file at path
  * (elf: its contents) to fn, best first, until fn returns nonzero (then
- * 1; 0 if none was taken).  The debug file is closed after fn returns. */
+ * 1; 0 if none was taken).  The debug file is closed after fn returns.
+ * dirs: colon-separated debug folders searched before /usr/lib/debug
+ * (NULL: none). */
 typedef int (*img_debug_fn)(void *arg, Elf *dbg);
-int img_debug_each(const char *path, Elf *elf, img_debug_fn fn, void *arg);
+int img_debug_each(const char *dirs, const char *path, Elf *elf, img_debug_fn fn, void *arg);
 
 #endif

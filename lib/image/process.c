@@ -35,6 +35,7 @@ struct hwt_process {
 	uint64_t gen;
 	struct hwt_image *img;
 	size_t missing;
+	char *debug_dirs; /* hwt_process_set_debug_dirs (NULL: none) */
 };
 
 struct hwt_process *hwt_process_alloc(uint32_t pid)
@@ -66,7 +67,19 @@ void hwt_process_free(struct hwt_process *p)
 		pmap_fini(&p->v[i]);
 	free(p->v);
 	hwt_image_free(p->img);
+	free(p->debug_dirs);
 	free(p);
+}
+
+int hwt_process_set_debug_dirs(struct hwt_process *p, const char *dirs)
+{
+	char *d = NULL;
+	if (dirs && *dirs && !(d = strdup(dirs)))
+		return HWT_ERR_NOMEM;
+	free(p->debug_dirs);
+	p->debug_dirs = d;
+	drop_image(p);
+	return 0;
 }
 
 uint32_t hwt_process_pid(const struct hwt_process *p)
@@ -115,7 +128,7 @@ struct hwt_process *hwt_process_fork(const struct hwt_process *parent, uint32_t 
 	struct hwt_process *p = hwt_process_alloc(pid);
 	if (!p)
 		return NULL;
-	if (reserve(p, parent->n)) {
+	if (reserve(p, parent->n) || hwt_process_set_debug_dirs(p, parent->debug_dirs)) {
 		hwt_process_free(p);
 		return NULL;
 	}
@@ -321,8 +334,10 @@ const struct hwt_image *hwt_process_image(struct hwt_process *p, size_t *missing
 		return p->img;
 	}
 	struct hwt_image *img = hwt_image_alloc();
-	if (!img)
+	if (!img || hwt_image_set_debug_dirs(img, p->debug_dirs)) {
+		hwt_image_free(img);
 		return NULL;
+	}
 	p->missing = 0;
 	uint8_t *done = calloc(p->n ? p->n : 1, 1);
 	if (!done) {

@@ -40,8 +40,8 @@ struct hwt_pt_cache *hwt_pt_cache_alloc_cfg(const struct hwt_pt_cache_config *cf
 	/* calloc of large blocks maps zero pages: untouched slots cost nothing */
 	c->icache = calloc(ICACHE_SIZE, sizeof(*c->icache));
 	c->runs = calloc(RUN_SLOTS, sizeof(*c->runs));
-	/* the pool (9 MB) comes with the first run: short-lived decoders of
-	 * small traces may never need it */
+	/* the pool (up to 9 MB) grows with the runs (build): short-lived
+	 * decoders of small traces never need most of it */
 	if (!c->icache || !c->runs) {
 		hwt_pt_cache_free(c);
 		return NULL;
@@ -89,18 +89,24 @@ static int build(struct hwt_pt_cache *c, struct run *r, uint64_t ip, int mode)
 	int err = hwt_image_lookup(c->img, ip, &span);
 	if (err)
 		return err;
-	if (!c->ips) {
-		c->ips = malloc(c->pool_cap * sizeof(*c->ips));
-		c->sizes = malloc(c->pool_cap);
-		if (!c->ips || !c->sizes) {
-			free(c->ips);
-			free(c->sizes);
-			c->ips = NULL;
-			c->sizes = NULL;
+	if (c->used + RUN_MAX > c->pool_len && c->pool_len < c->pool_cap) {
+		/* the pool grows by doubling up to pool_cap: decoders of small
+		 * traces never pay for the whole pool (runs name members by
+		 * index, so moving the pool is safe) */
+		uint32_t len = c->pool_len ? 2 * c->pool_len : POOL_FIRST;
+		if (len > c->pool_cap || len < c->pool_len)
+			len = c->pool_cap;
+		uint64_t *ips = realloc(c->ips, len * sizeof(*c->ips));
+		if (!ips)
 			return HWT_ERR_NOMEM;
-		}
+		c->ips = ips;
+		uint8_t *sizes = realloc(c->sizes, len);
+		if (!sizes)
+			return HWT_ERR_NOMEM;
+		c->sizes = sizes;
+		c->pool_len = len;
 	}
-	if (c->used + RUN_MAX > c->pool_cap)
+	if (c->used + RUN_MAX > c->pool_len)
 		clear_runs(c);
 	const uint8_t *p = span.data;
 	uint64_t avail = span.avail, at = ip;

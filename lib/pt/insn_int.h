@@ -58,7 +58,8 @@ struct run {
 };
 #define RUN_MAX 256
 #define RUN_SLOTS 16384
-#define RUN_POOL (1u << 20) /* default pool size */
+#define RUN_POOL (1u << 20)   /* default pool size */
+#define POOL_FIRST (1u << 14) /* the pool's first allocation */
 
 /* A path (path.c): from ip, in mode, what the TNT bits `bits` (the low
  * n, oldest first from bit n-1) select when every run on the way ends in
@@ -94,9 +95,10 @@ struct hwt_pt_cache {
 	struct run *runs;	     /* RUN_SLOTS, direct-mapped */
 	uint64_t *ips;		     /* pool_cap addresses of run members */
 	uint8_t *sizes;		     /* pool_cap sizes of run members */
-	uint32_t pool_cap;
-	uint32_t used;	/* pool entries in use */
-	uint32_t epoch; /* bumped whenever runs are dropped */
+	uint32_t pool_cap;	     /* the pool's limit (hwt_pt_cache_config.max_insns) */
+	uint32_t pool_len;	     /* entries allocated in ips and sizes (build grows them) */
+	uint32_t used;		     /* pool entries in use */
+	uint32_t epoch;		     /* bumped whenever runs are dropped */
 	/* paths (path.c), allocated with the first one */
 	struct path *paths;  /* PATH_SLOTS, direct-mapped */
 	struct path_br *pbr; /* PATH_POOL branches of paths */
@@ -110,7 +112,10 @@ static inline void cache_bind(struct hwt_pt_cache *c, const struct hwt_image *im
 {
 	/* the image's version read in place (hwt_image_version, inlined) */
 	if (c->img != img || (img && c->version != img->next_id)) {
-		hwt_pt_cache_clear(c);
+		/* a cache bound to no image holds nothing (new, or cleared):
+		 * not touching its tables keeps short-lived decoders cheap */
+		if (c->img)
+			hwt_pt_cache_clear(c);
 		c->img = img;
 		c->version = img ? hwt_image_version(img) : 0;
 	}

@@ -15,7 +15,10 @@
  * Terms: timestamp (Timestamp packets), raw (unformatted ETMv4 bytes,
  * AUX records flagged PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW, as ETE/TRBE
  * systems write), sinkid/contextid accepted and ignored; cycacc is refused
- * (not emulated).  Limits: aarch64 ELF programs only; no address filters.
+ * (not emulated).  Programs the traced one starts with exec() are traced
+ * too (emu/exec.c; the session's no_follow_exec / follow_exec become the
+ * plugin's nofollow= / follow= arguments, as for the emulated PT unit).
+ * Limits: aarch64 ELF programs only; no address filters.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -322,14 +325,17 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	}
 	uint64_t aux, data;
 	ring_sizes(cfg, &aux, &data);
+	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
 	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(rootbuf) + strlen(p->extra) +
-		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) + 512;
+		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) +
+		      (xargs ? strlen(xargs) : 0) + 512;
 	char *parg = malloc(alen);
 	size_t pc = 0;
 	while (prog[pc])
 		pc++;
 	char **qv = calloc(pc + 7, sizeof(char *));
-	if (!parg || !qv) {
+	if (!parg || !qv || !xargs) {
+		free(xargs);
 		free(parg);
 		free(qv);
 		close(pfd[0]);
@@ -346,6 +352,8 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		n += snprintf(parg + n, alen - (size_t)n, ",sysroot=%s", rootbuf);
 	if (cfg->truth_path)
 		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s", cfg->truth_path);
+	n += snprintf(parg + n, alen - (size_t)n, "%s", xargs);
+	free(xargs);
 	size_t k = 0;
 	qv[k++] = qemu;
 	if (rootbuf[0]) {

@@ -49,9 +49,29 @@ if [ -n "$need" ]; then
 		: >"$cache/stamps/$p"
 	done
 fi
-# merged /usr: Debian 12 packages put files in /usr/lib, /usr/bin, and the
-# programs' PT_INTERP is /lib/ld-linux-aarch64.so.1
+# merged /usr, as on a Debian 12 system: /bin, /sbin and /lib are links to
+# usr/bin, usr/sbin, usr/lib (the programs' PT_INTERP is
+# /lib/ld-linux-aarch64.so.1; a shell's PATH search finds /usr/bin/ls and
+# qemu-aarch64 -L resolves that path in ROOT).  What a package unpacked at
+# the top moves into usr/ (mv only: the cache may share files by hard
+# link with another copy).
+merge() { # merge SRC DST: move SRC's entries into DST, recursively
+	for e in "$1"/* "$1"/.[!.]*; do
+		[ -e "$e" ] || [ -L "$e" ] || continue
+		b=${e##*/}
+		if [ ! -e "$2/$b" ] && [ ! -L "$2/$b" ]; then
+			mv "$e" "$2/$b"
+		elif [ -d "$e" ] && [ ! -L "$e" ] && [ -d "$2/$b" ] && [ ! -L "$2/$b" ]; then
+			merge "$e" "$2/$b"
+		fi
+	done
+}
 for d in lib bin sbin; do
+	if [ -d "$root/$d" ] && [ ! -L "$root/$d" ]; then
+		mkdir -p "$root/usr/$d"
+		merge "$root/$d" "$root/usr/$d"
+		rm -rf "$root/$d"
+	fi
 	[ -e "$root/$d" ] || ln -s "usr/$d" "$root/$d"
 done
 

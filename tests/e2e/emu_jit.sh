@@ -13,16 +13,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-for need in qemu-x86_64 perf; do
-	if ! command -v $need >/dev/null; then
-		skip emu_jit "$need not installed"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail emu_jit "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require emu_jit qemu-x86_64 perf
+require_built emu_jit "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 export PERF_BUILDID_DIR=$T/debug
 

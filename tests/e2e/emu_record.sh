@@ -15,18 +15,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-if ! command -v qemu-x86_64 >/dev/null; then
-	skip emu_record "qemu-x86_64 not installed (apt install qemu-user)"
-	exit 0
-fi
-if ! command -v perf >/dev/null; then
-	skip emu_record "perf not installed (apt install linux-perf)"
-	exit 0
-fi
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail emu_record "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require emu_record qemu-x86_64 perf
+require_built emu_record "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 head -c 200000 /dev/zero | tr '\0' 'a' | fold -w 60 >"$T/data.txt"
 seq 1 3000 | sed 's/1/x/g' >"$T/lines.txt"

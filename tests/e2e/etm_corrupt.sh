@@ -17,12 +17,7 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
-for c in qemu-aarch64 perf aarch64-linux-gnu-gcc python3; do
-	if ! command -v $c >/dev/null; then
-		skip etm_corrupt "$c not installed (make deps)"
-		exit 0
-	fi
-done
+require etm_corrupt qemu-aarch64 perf aarch64-linux-gnu-gcc python3
 ROOT=$(tests/arm64/fetch.sh 2>"$T/fetch.err")
 if [ -z "$ROOT" ] || [ ! -d "$ROOT" ]; then
 	skip etm_corrupt "no arm64 program cache: $(head -c 200 "$T/fetch.err")"

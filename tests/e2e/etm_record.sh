@@ -23,16 +23,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-for c in qemu-aarch64 perf aarch64-linux-gnu-gcc; do
-	if ! command -v $c >/dev/null; then
-		skip etm_record "$c not installed (make deps)"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-etm-plugin.so" ]; then
-	fail etm_record "$B/hwt or $B/hwt-etm-plugin.so not built"
-	exit 0
-fi
+require etm_record qemu-aarch64 perf aarch64-linux-gnu-gcc
+require_built etm_record "$HWT" "$B/hwt-etm-plugin.so"
 if ! perf report -D -i /dev/null 2>&1 | grep -q . || ! ldd "$(command -v perf)" | grep -q opencsd; then
 	skip etm_record "perf is not linked with OpenCSD (no cs_etm decoding)"
 	exit 0
@@ -181,7 +173,7 @@ both etm_rec_grep "$ROOT/bin/grep" -c 9 lines.txt
 both etm_rec_sort "$ROOT/usr/bin/sort" -n lines.txt
 both etm_rec_gawk_libs "$ROOT/usr/bin/gawk" -M 'BEGIN { print 2^200; exit 3 }'
 both etm_rec_zstd_threads "$ROOT/usr/bin/zstd" -T2 -q -c data.txt
-both etm_rec_xz_threads "$ROOT/usr/bin/xz" -T2 -q -c data.txt
+both etm_rec_xz_threads "$ROOT/usr/bin/xz" -0 -T2 -q -c data.txt # -0: a small dictionary (-6 ran 14 M branches initialising its tables)
 both etm_rec_dash_fork "$ROOT/bin/dash" -c 'echo a; (echo sub; exit 3); echo "sub=$?"'
 [ "$MODE" = frames ] && [ "$PART" = b ] && check etm_rec_perl_signal cs_etm "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; my %h; $h{$_ % 7}++ for 1..500; print join(",", map { "$_=$h{$_}" } sort keys %h), "\n"'
 [ "$MODE" = raw ] && [ "$PART" = b ] && check etm_rec_perl_signal_raw cs_etm/raw/ "$ROOT/usr/bin/perl" -e '$SIG{USR1} = sub { print "got usr1\n" }; kill "USR1", $$; print "done\n"'

@@ -20,14 +20,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-if ! command -v qemu-x86_64 >/dev/null; then
-	skip flight "qemu-x86_64 not installed (apt install qemu-user)"
-	exit 0
-fi
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail flight "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require flight qemu-x86_64
+require_built flight "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 ulimit -c 0 # neither qemu nor the program leaves a core file behind
 for p in crash_chain crash_abort crash_thread; do

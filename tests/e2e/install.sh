@@ -41,12 +41,7 @@ R=$T/root
 VERSION=$(sed -n 's/^VERSION := *//p' Makefile)
 MAJOR=${VERSION%%.*}
 
-for tool in make pkg-config readelf nm; do
-	if ! command -v $tool >/dev/null; then
-		skip install "$tool not installed"
-		exit 0
-	fi
-done
+require install make pkg-config readelf nm
 if [ ! -x "$B/hwt" ] || [ ! -f "$B/libhwt.so" ]; then
 	fail install "$B/hwt or $B/libhwt.so not built (make BUILD=$B)"
 	exit 0

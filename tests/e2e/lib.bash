@@ -24,3 +24,29 @@ hwt_cc() {
 	cc -std=c11 -D_GNU_SOURCE -O1 -Iinclude $san -o "$out" "$@" "${HWT_BUILD:-build}/libhwt.a" \
 		-lelf -ldw -lZydis -lopencsd_c_api -lopencsd -lcapstone -lpthread
 }
+
+# require SUITE CMD...: the suite needs these commands; SKIP it (and exit)
+# when one is missing
+require() {
+	local suite=$1 c
+	shift
+	for c; do
+		if ! command -v "$c" >/dev/null; then
+			skip "$suite" "$c not installed (make deps installs it)"
+			exit 0
+		fi
+	done
+}
+
+# require_built SUITE FILE...: the suite needs these files of the build;
+# FAIL it (and exit) when one is missing
+require_built() {
+	local suite=$1 f
+	shift
+	for f; do
+		if [ ! -e "$f" ]; then
+			fail "$suite" "$f not built (make BUILD=$B)"
+			exit 0
+		fi
+	done
+}

@@ -18,18 +18,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-if ! command -v qemu-x86_64 >/dev/null; then
-	skip pebs_record "qemu-x86_64 not installed (apt install qemu-user)"
-	exit 0
-fi
-if ! command -v perf >/dev/null; then
-	skip pebs_record "perf not installed (apt install linux-perf)"
-	exit 0
-fi
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail pebs_record "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require pebs_record qemu-x86_64 perf
+require_built pebs_record "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 head -c 200000 /dev/urandom | base64 >"$T/data.txt"
 head -c 600000 /dev/urandom | base64 >"$T/big.txt" # zstd -T2 uses its threads
@@ -115,10 +105,7 @@ fi
 rm -rf "$d"
 
 # The model on programs of known behaviour.
-if ! command -v gcc >/dev/null; then
-	skip pebs_model "gcc not installed"
-	exit 0
-fi
+require pebs_model gcc
 if ! gcc -O2 -o "$T/walk" tests/e2e/progs/pebs_walk.c 2>"$T/cc.err"; then
 	fail pebs_model "cannot build pebs_walk.c: $(head -2 "$T/cc.err")"
 	exit 0

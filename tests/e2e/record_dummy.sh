@@ -22,10 +22,7 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$PWD/$B/hwt
 
-if ! command -v perf >/dev/null; then
-	skip record_dummy "no perf"
-	exit 0
-fi
+require record_dummy perf
 if ! perf record -q -e dummy -o "$T/probe.data" -- true >/dev/null 2>&1; then
 	skip record_dummy "perf cannot record a dummy event here"
 	exit 0

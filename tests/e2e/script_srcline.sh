@@ -17,16 +17,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-for t in qemu-x86_64 addr2line objcopy nm readelf; do
-	if ! command -v $t >/dev/null; then
-		skip script_srcline "$t not installed (qemu-user, binutils)"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail script_srcline "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require script_srcline qemu-x86_64 addr2line objcopy nm readelf
+require_built script_srcline "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 
 # addr2line's answer normalized: no discriminator; "" when no line

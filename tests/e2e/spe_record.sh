@@ -23,12 +23,7 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-for c in qemu-aarch64 perf aarch64-linux-gnu-gcc python3; do
-	if ! command -v $c >/dev/null; then
-		skip spe_record "$c not installed (make deps)"
-		exit 0
-	fi
-done
+require spe_record qemu-aarch64 perf aarch64-linux-gnu-gcc python3
 if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-etm-plugin.so" ] || [ ! -f "$B/libhwt.a" ]; then
 	fail spe_record "$B/hwt, $B/hwt-etm-plugin.so or $B/libhwt.a not built"
 	exit 0

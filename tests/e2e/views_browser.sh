@@ -18,16 +18,8 @@ set -u
 . "$(dirname "$0")/lib.bash"
 HWT=$(realpath -m "$B/hwt")
 
-for t in qemu-x86_64 cc ss timeout; do
-	if ! command -v $t >/dev/null; then
-		skip views_browser "$t not installed (qemu-user, gcc, iproute2, coreutils)"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail views_browser "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require views_browser qemu-x86_64 cc ss timeout
+require_built views_browser "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 if ! cc -g -O0 -pthread -o "$T/prog" tests/e2e/progs/views_prog.c 2>"$T/cc.err"; then
 	fail views_browser "cc: $(head -c 200 "$T/cc.err")"

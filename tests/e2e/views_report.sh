@@ -19,16 +19,8 @@ set -u
 HWT=$(realpath -m "$B/hwt")
 CHECK=$PWD/tests/e2e/views_check.py
 
-for t in qemu-x86_64 cc python3 xmllint; do
-	if ! command -v $t >/dev/null; then
-		skip views_report "$t not installed (qemu-user, gcc, python3, libxml2-utils)"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail views_report "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require views_report qemu-x86_64 cc python3 xmllint
+require_built views_report "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 cp tests/e2e/progs/views_prog.c "$T/"
 SRC=$T/views_prog.c

@@ -15,16 +15,8 @@ set -u
 HWT=$(realpath -m "$B/hwt")
 CHECK=$PWD/tests/e2e/views_check.py
 
-for t in qemu-x86_64 cc python3; do
-	if ! command -v $t >/dev/null; then
-		skip views_timeline "$t not installed (qemu-user, gcc, python3)"
-		exit 0
-	fi
-done
-if [ ! -x "$HWT" ] || [ ! -f "$B/hwt-pt-plugin.so" ]; then
-	fail views_timeline "$B/hwt or $B/hwt-pt-plugin.so not built"
-	exit 0
-fi
+require views_timeline qemu-x86_64 cc python3
+require_built views_timeline "$HWT" "$B/hwt-pt-plugin.so"
 export LC_ALL=C
 if ! cc -g -O0 -pthread -o "$T/prog" tests/e2e/progs/views_prog.c 2>"$T/cc.err"; then
 	fail views_timeline "cc: $(head -c 200 "$T/cc.err")"

@@ -7,7 +7,11 @@
  * (dl_iterate_phdr).  The same sample through a stripped copy whose
  * lines are in a separate file named by .gnu_debuglink (objcopy) must
  * give the same answers, and a copy stripped of its symbols too must name
- * a static function from the debug file's .symtab.  Addresses not mapped from a file, files that
+ * a static function from the debug file's .symtab.  A copy stripped of
+ * both whose debug file is only under DIR/.build-id/xx/yyyy.debug (a
+ * -dbgsym package unpacked somewhere) has its lines and symbols with DIR
+ * among the image's debug folders (hwt_image_set_debug_dirs), none
+ * without.  Addresses not mapped from a file, files that
  * are not ELF, and code without lines answer HWT_ERR_NOMAP.
  */
 #include <link.h>
@@ -254,6 +258,56 @@ static void t_debug_syms(void)
 	CHECK_EQ(system(cmd), 0);
 }
 
+/* A debug file found by build-id under a folder of
+ * hwt_image_set_debug_dirs (the copy has no .gnu_debuglink). */
+static void t_debug_dir(void)
+{
+	char dir[] = "/tmp/hwt-dbgdir-XXXXXX";
+	CHECK(mkdtemp(dir));
+	char cmd[20000], prog[64], dirs[256];
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && id=$(readelf -n %s | sed -n 's/.*Build ID: *//p') && [ -n \"$id\" ] && "
+		 "mkdir -p dbg/.build-id/$(echo $id | cut -c1-2) && "
+		 "objcopy --only-keep-debug %s dbg/.build-id/$(echo $id | cut -c1-2)/$(echo $id | "
+		 "cut -c3-).debug && objcopy --strip-all %s prog",
+		 dir, exe, exe, exe);
+	if (system(cmd)) {
+		printf("SKIP t_debug_dir: %s has no build-id note\n", exe);
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK_EQ(system(cmd), 0);
+		return;
+	}
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	/* an empty entry and a folder without it come first */
+	snprintf(dirs, sizeof(dirs), "::%s/none:%s/dbg", dir, dir);
+	uint64_t at = (uint64_t)(uintptr_t)&ret_addr;
+	const char *name = NULL, *file;
+	uint64_t off = 1;
+	unsigned line;
+	struct hwt_image *img = hwt_image_alloc();
+	CHECK_EQ(hwt_image_set_debug_dirs(img, dirs), 0);
+	CHECK_EQ(hwt_image_add_elf(img, prog, exe_bias), 0);
+	CHECK_EQ(hwt_image_symbol(img, at, &name, &off), 0);
+	CHECKF(name && !strcmp(name, "ret_addr") && off == 0, "got %s+%llu", name ? name : "-",
+	       (unsigned long long)off);
+	size_t known;
+	if (have_want)
+		compare(img, sample, want, NSAMPLE, &known);
+	hwt_image_free(img);
+	/* not without the folder */
+	img = hwt_image_alloc();
+	CHECK_EQ(hwt_image_set_debug_dirs(img, NULL), 0);
+	CHECK_EQ(hwt_image_add_elf(img, prog, exe_bias), 0);
+	CHECK_EQ(hwt_image_srcline(img, (uint64_t)(uintptr_t)&main, &file, &line), HWT_ERR_NOMAP);
+	name = NULL;
+	int r = hwt_image_symbol(img, at, &name, &off);
+	CHECK(r == HWT_ERR_NOMAP || (name && strcmp(name, "ret_addr")));
+	hwt_image_free(img);
+	CHECK_EQ(hwt_image_set_debug_dirs(NULL, dirs), HWT_ERR_INVALID);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK_EQ(system(cmd), 0);
+}
+
 static void t_nomap(void)
 {
 	struct hwt_image *img = hwt_image_alloc();
@@ -290,5 +344,6 @@ int main(void)
 	RUN(t_file_mapping);
 	RUN(t_debuglink);
 	RUN(t_debug_syms);
+	RUN(t_debug_dir);
 	return t_done();
 }

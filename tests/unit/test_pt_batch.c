@@ -242,6 +242,28 @@ static int run_ref(const struct hwt_pt_config *cfg, const struct hwt_image *img,
 
 /* ---- the batch decoder ---- */
 
+/* The caller's arrays of run_batch: the last n entries of a buffer kept
+ * for the whole test (a new multi-KiB array per decoder cost minutes in
+ * the sanitizer's allocator), so that a decoder writing past n still
+ * runs off the end of an allocation. */
+struct tail_buf {
+	void *p;
+	size_t n;
+};
+static struct tail_buf ent_buf, ev_buf;
+
+static void *tail_of(struct tail_buf *t, size_t n, size_t size)
+{
+	if (n > t->n) {
+		void *p = realloc(t->p, n * size);
+		if (!p)
+			return NULL;
+		t->p = p;
+		t->n = n;
+	}
+	return (char *)t->p + (t->n - n) * size;
+}
+
 static int run_batch(const struct hwt_pt_config *cfg, const struct hwt_image *img,
 		     struct hwt_pt_cache *cache, int no_paths, int want_time, size_t cap,
 		     size_t evcap, struct vec *v)
@@ -250,8 +272,12 @@ static int run_batch(const struct hwt_pt_config *cfg, const struct hwt_image *im
 	struct hwt_pt_block_decoder *d = hwt_pt_block_alloc(cfg, img, &opt);
 	if (!d)
 		return -1;
-	struct hwt_pt_entry *e = malloc(cap * sizeof(*e));
-	struct hwt_pt_event *ev = malloc(evcap * sizeof(*ev));
+	struct hwt_pt_entry *e = tail_of(&ent_buf, cap, sizeof(*e));
+	struct hwt_pt_event *ev = tail_of(&ev_buf, evcap, sizeof(*ev));
+	if (!e || !ev) {
+		hwt_pt_block_free(d);
+		return -1;
+	}
 	struct hwt_pt_batch b;
 	memset(&b, 0, sizeof(b));
 	b.size = sizeof(b);
@@ -291,8 +317,6 @@ static int run_batch(const struct hwt_pt_config *cfg, const struct hwt_image *im
 	/* after the end: nothing more */
 	if (!rc && (hwt_pt_block_batch(d, &b) != 0 || b.n))
 		rc = -4;
-	free(e);
-	free(ev);
 	hwt_pt_block_free(d);
 	return rc;
 }
@@ -859,5 +883,7 @@ int main(int argc, char **argv)
 	hwt_pt_cache_free(fresh_cache);
 	vec_free(&ref);
 	vec_free(&got);
+	free(ent_buf.p);
+	free(ev_buf.p);
 	return t_done();
 }
