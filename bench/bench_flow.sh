@@ -16,7 +16,8 @@
 #   libipt  pt_blk_* over the same data and files, the same loop
 #           (bench/bench_flow.c, decode loop only)
 #   script  hwt script --branches --format tsv > /dev/null (whole command:
-#           reading the file, decoding, printing every taken branch)
+#           reading the file, decoding, printing every taken branch; with
+#           --no-batch, block by block, in the parenthesis)
 #   perf    perf script --itrace=b -F tid,ip,addr > /dev/null on the small
 #           recording (perf is too slow for the big one), MB/s of its trace
 #   dec -jN the recording decoder with a consumer that counts branches
@@ -89,6 +90,7 @@ read -r _ _ blk_s _ blk_insns <<<"$("$HF" "$C/flow.data")"
 read -r _ _ hwt_s _ hwt_insns <<<"$("$HB" time "$C/flow.data")"
 read -r _ sbytes _ <<<"$("$BF" time "$C/flow-small.data")"
 script_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv --no-progress -j1)
+script_nb_s=$(cpu "$H" script -i "$C/flow.data" --branches --format tsv --no-progress -j1 --no-batch)
 # wall seconds and peak RSS (KB) of CMD...: "WALL RSS"
 wall_rss() {
 	/usr/bin/time -f '%e %M' -o "$C/time.out" "$@" >/dev/null 2>/dev/null
@@ -109,14 +111,14 @@ fi
 same=ok
 [ "$hwt_insns" = "$libipt_insns" ] || same="FAIL: instructions hwt $hwt_insns, libipt $libipt_insns"
 [ "$blk_insns" = "$libipt_insns" ] || same="FAIL: instructions hwt block decoder $blk_insns, libipt $libipt_insns"
-awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v k="$blk_s" -v p="$perf_s" -v w="$script_s" \
+awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v k="$blk_s" -v p="$perf_s" -v w="$script_s" -v wn="$script_nb_s" \
 	-v same="$same" -v how="$(cat "$C/flow.how")" 'BEGIN {
 	mb = b / 1e6; smb = sb / 1e6
 	hx = mb / (h > 0 ? h : 1e-9); ly = mb / (l > 0 ? l : 1e-9); wx = mb / (w > 0 ? w : 1e-9)
 	if (p == "SKIP") { pz = 0 } else { pz = smb / (p > 0 ? p : 1e-9) }
 	printf "flow-decode: hwt %.1f MB/s, libipt-blk %.1f MB/s, perf-script %s MB/s, ratio-vs-libipt %.2f, ratio-vs-perf %s", hx, ly, (pz ? sprintf("%.2f", pz) : "n/a"), hx / ly, (pz ? sprintf("%.1f", hx / pz) : "n/a")
 	printf " (hwt block decoder %.1f MB/s; %.0f MB of gzip trace via %s; perf on a %.1f MB recording of the same program; CPU time; instructions %s)\n", mb / (k > 0 ? k : 1e-9), mb, how, smb, same
-	printf "script-tsv: hwt %.1f MB/s, perf-script %s MB/s, ratio %s (hwt script --branches --format tsv -j1 > /dev/null, whole command, CPU time)\n", wx, (pz ? sprintf("%.2f", pz) : "n/a"), (pz ? sprintf("%.1f", wx / pz) : "n/a")
+	printf "script-tsv: hwt %.1f MB/s, perf-script %s MB/s, ratio %s (hwt script --branches --format tsv -j1 > /dev/null, whole command, CPU time; --no-batch %.1f MB/s)\n", wx, (pz ? sprintf("%.2f", pz) : "n/a"), (pz ? sprintf("%.1f", wx / pz) : "n/a"), mb / (wn > 0 ? wn : 1e-9)
 }'
 awk -v a="$dec1_s" -v b="$decn_s" -v c="$par1_s" -v d="$parn_s" -v n="$NCPU" -v mb="$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')" 'BEGIN {
 	printf "flow-parallel: -j1 %.2f s, -j%d %.2f s, speedup %.2f on %d cores (recording decoder, branches counted, wall time, %.0f MB of trace; hwt script --branches --format tsv > /dev/null: -j1 %.2f s, -j%d %.2f s, speedup %.2f)\n", a, n, b, a / (b > 0 ? b : 1e-9), n, mb, c, n, d, c / (d > 0 ? d : 1e-9)

@@ -2,11 +2,13 @@
  * perf.data with a consumer that only counts taken branches (through the
  * branches callback): the decode itself, on -j N threads.
  *
- * usage: bench_hwt_dec FILE [JOBS]
- * prints "dec JOBS BRANCHES WALL_SECONDS CPU_SECONDS".
+ * usage: bench_hwt_dec FILE [JOBS [no-batch]]
+ * prints "dec JOBS BRANCHES WALL_SECONDS CPU_SECONDS"; no-batch: block by
+ * block (HWT_DECODER_NO_BATCH), not in batches.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -31,7 +33,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench_hwt_dec FILE [JOBS]\n");
+		fprintf(stderr, "usage: bench_hwt_dec FILE [JOBS [no-batch]]\n");
 		return 2;
 	}
 	unsigned jobs = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 1;
@@ -43,7 +45,8 @@ int main(int argc, char **argv)
 	cfg.path = argv[1];
 	cfg.consumer = &c;
 	cfg.jobs = jobs;
-	cfg.flags &= ~(unsigned)HWT_DECODER_NO_BATCH; /* batches (opt-in) */
+	if (argc > 3 && !strcmp(argv[3], "no-batch"))
+		cfg.flags |= HWT_DECODER_NO_BATCH;
 	cfg.errbuf = err;
 	cfg.errlen = sizeof(err);
 	struct hwt_decoder *d;

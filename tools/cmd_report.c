@@ -55,7 +55,9 @@ static const char usage_text[] =
     "                 stripped programs) in DIR, as in /usr/lib/debug (by\n"
     "                 .build-id/); repeatable; default $HWT_DEBUG_DIR (a:b)\n"
     "  -j N           decode on N threads (default: the online CPUs; the result\n"
-    "                 is the same for every N)\n";
+    "                 is the same for every N)\n"
+    "  --no-batch     decode block by block, not in batches (slower; the result\n"
+    "                 is the same)\n";
 
 static const char unknown[] = "[unknown]";
 

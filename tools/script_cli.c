@@ -44,6 +44,8 @@ static const char usage_text[] =
     "                    .build-id/); repeatable; default $HWT_DEBUG_DIR (a:b)\n"
     "  -j N              decode on N threads (default: the online CPUs; the output\n"
     "                    is the same for every N)\n"
+    "  --no-batch        decode block by block, not in batches (slower; the output\n"
+    "                    is the same)\n"
     "  --last N          the flight recorder's report: per thread (or of --tid T)\n"
     "                    its last N taken branches and its call stack as\n"
     "                    reconstructed from the trace; the fatal signal if recorded\n"

@@ -134,9 +134,9 @@ static uint64_t *chunk_ends(struct hwt_perf_reader *r, size_t *n)
 	return ends;
 }
 
-/* the CLI's choice (one run per process); batches are opt-in (--batch),
- * as in the library's default config */
-static unsigned dec_jobs, dec_flags = HWT_DECODER_NO_BATCH;
+/* the CLI's choice (one run per process): -j, --no-batch,
+ * --no-path-cache (--batch: the default, as in the library's config) */
+static unsigned dec_jobs, dec_flags;
 /* --debug-dir folders, colon-separated ("": $HWT_DEBUG_DIR) */
 static char dec_debug_dirs[8192];
 

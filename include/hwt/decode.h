@@ -245,11 +245,9 @@ struct hwt_decoder_config {
 enum hwt_decoder_flags {
 	HWT_DECODER_NO_PATH_CACHE = 1 << 0, /* Intel PT: no path cache */
 	HWT_DECODER_NO_BATCH = 1 << 1,	    /* Intel PT: block by block, not in
-					     * batches.  Set by
-					     * hwt_decoder_config_init: batches
-					     * do not yet report the branch into
-					     * an asynchronous event (a signal),
-					     * clear it to use them */
+					     * batches (consumers of taken
+					     * branches alone get them in
+					     * batches by default) */
 };
 void hwt_decoder_config_init(struct hwt_decoder_config *cfg);
 

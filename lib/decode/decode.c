@@ -710,7 +710,6 @@ void hwt_decoder_config_init(struct hwt_decoder_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->size = sizeof(*cfg);
-	cfg->flags = HWT_DECODER_NO_BATCH; /* batches: opt-in (see hwt/decode.h) */
 }
 
 int hwt_decoder_alloc(struct hwt_decoder **out, const struct hwt_decoder_config *cfg)

@@ -600,6 +600,22 @@ static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *da
 	return 0;
 }
 
+/* Is ev an asynchronous transfer whose FUP says where the flow stood (a
+ * branch into that ip did not reach its target's instruction)?  1 and
+ * *at, as handle_event's branch_into sees it. */
+static int batch_async_at(const struct hwt_pt_event *ev, uint64_t *at)
+{
+	if (ev->type == HWT_EV_ASYNC_BRANCH && !ev->ip_suppressed) {
+		*at = ev->u.async_branch.from;
+		return 1;
+	}
+	if (ev->type == HWT_EV_ASYNC_DISABLED) {
+		*at = ev->u.async_disabled.at;
+		return 1;
+	}
+	return 0;
+}
+
 /* The region in batches (hwt_pt_block_batch), for consumers of taken
  * branches alone (no instructions, events or times): the output is what
  * the block loop of pt_decode_region gives.  That loop derives a branch
@@ -622,7 +638,7 @@ static void region_batch(struct pt *e, uint64_t base)
 	b.past_end = 1;
 	b.stop_ip = e->stop_ip;
 	int tent = 0, tk = 0;
-	uint64_t tf = 0, tt = 0;
+	uint64_t tf = 0, tt = 0, at = 0;
 	e->have_prev = 1; /* handle_event clears it where the flow breaks */
 	for (;;) {
 		b.have_stop = (uint8_t)(e->holding && !e->pend_overflow);
@@ -668,6 +684,13 @@ static void region_batch(struct pt *e, uint64_t base)
 				break;
 			case HWT_PTE_EVENT: {
 				const struct hwt_pt_event *ev = &evs[x->index];
+				if (tent && batch_async_at(ev, &at)) {
+					/* the branch into an asynchronous event: the
+					 * instruction at its target did not execute,
+					 * the block loop reports it here (branch_into) */
+					emit_branch(e, tf, at, tk, 0, 0);
+					tent = 0;
+				}
 				handle_event(e, ev, 0, 0);
 				if (!e->have_prev)
 					tent = 0; /* the flow broke */

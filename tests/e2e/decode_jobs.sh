@@ -4,12 +4,15 @@
 # terms, noretcomp, timing packets on), script_cpu (a
 # multi-threaded program per thread, and made per-CPU by script_mkcpu),
 # emu_record (small AUX chunks through the plugin's raw stream and
-# script_mkdata: regions joined across chunks) and corrupted traces (gaps),
-# every output of hwt script (tsv, text with times, --calls; on the small
-# recording also --insn and hwt report: default, --coverage, --folded)
-# with -j 1 --no-batch (the block-by-block decode on one thread: the
-# reference) equals, byte for byte and in exit status, the one of
-# -j 1 --batch, -j 2 --batch --no-path-cache, -j 4 --batch and -j 4.
+# script_mkdata: regions joined across chunks), emu_signal (signals that
+# land right after taken / not-taken jcc and ijmp: async rows, which the
+# case requires) and corrupted traces (gaps), every output of hwt script
+# (tsv, text with times, --calls; on the signal recording also --no-time
+# text and calls; on the small recording also --insn and hwt report:
+# default, --coverage, --folded) with -j 1 --no-batch (the block-by-block
+# decode on one thread: the reference) equals, byte for byte and in exit
+# status, the one of -j 1 (batches: the default), -j 2 --no-path-cache,
+# -j 4 and -j 4 --no-batch.
 set -u
 . "$(dirname "$0")/lib.bash"
 H=$B/hwt
@@ -21,7 +24,8 @@ fi
 TO="timeout 300"
 if ! hwt_cc "$T/mkdata" tests/e2e/script_mkdata.c 2>"$T/cc.err" ||
 	! hwt_cc "$T/mkcpu" tests/e2e/script_mkcpu.c 2>>"$T/cc.err" ||
-	! cc -O1 -pthread -o "$T/mt" tests/e2e/progs/mt_switch.c 2>>"$T/cc.err"; then
+	! cc -O1 -pthread -o "$T/mt" tests/e2e/progs/mt_switch.c 2>>"$T/cc.err" ||
+	! cc -O1 -o "$T/sb" tests/e2e/progs/sig_branch.c 2>>"$T/cc.err"; then
 	fail decode_jobs_build "$(head -c 300 "$T/cc.err")"
 	exit 0
 fi
@@ -58,6 +62,7 @@ try gzip_noretcomp rec gzip_noretcomp "noretcomp=1" $GZ
 try gzip_timing rec gzip_timing "tsc=1,mtc=1,cyc=1" $GZ
 try gzip_chunk4k raw gzip_chunk4k 4096 "" $GZ
 try mt rec mt "tsc,mtc" "$T/mt"
+try sig rec sig "" "$T/sb" 1
 # (PSBs every 2 KiB: many segments in a small trace, for the instruction
 # outputs, which are long)
 try small_psb rec small_psb "psb_period=0,tsc=1,mtc=1" /usr/bin/gzip -c -1 "$T/small.txt"
@@ -90,12 +95,17 @@ out() {
 for n in "${names[@]}"; do
 	f=$T/$n.data
 	modes="tsv text calls"
-	case $n in small_psb) modes="$modes insn report coverage folded" ;; esac
+	case $n in
+	small_psb) modes="$modes insn report coverage folded" ;;
+	sig) modes="$modes notime calls_nt" ;;
+	esac
 	for m in $modes; do
 		case $m in
 		tsv) a=(script -i "$f" --branches --format tsv) ;;
 		text) a=(script -i "$f" --branches) ;;
 		calls) a=(script -i "$f" --calls) ;;
+		notime) a=(script -i "$f" --branches --no-time) ;;
+		calls_nt) a=(script -i "$f" --calls --no-time) ;;
 		insn) a=(script -i "$f" --insn) ;;
 		report) a=(report -i "$f") ;;
 		coverage) a=(report -i "$f" --coverage) ;;
@@ -103,7 +113,7 @@ for n in "${names[@]}"; do
 		esac
 		ref=$(out "$n" ref "${a[@]}" -j1 --no-batch)
 		bad=
-		for v in "-j1 --batch" "-j2 --batch --no-path-cache" "-j4 --batch" "-j4"; do
+		for v in "-j1" "-j2 --no-path-cache" "-j4" "-j4 --no-batch"; do
 			# shellcheck disable=SC2086
 			got=$(out "$n" "${v// /}" "${a[@]}" $v)
 			[ "$got" = "$ref" ] || bad="$bad; $v: $got (reference -j1 --no-batch: $ref)"
@@ -112,6 +122,13 @@ for n in "${names[@]}"; do
 		"rc 0 "* | "rc 1 "*) ;;
 		*) bad="reference failed: $ref $(head -c 200 "$T/$n.ref.err")$bad" ;;
 		esac
+		# (the signal recording must have async rows: $T/o is the
+		# last variant's output, equal to the reference's if no bad)
+		if [ $n = sig ] && [ $m = tsv ]; then
+			na=$(grep -c 'async$' "$T/o")
+			[ "$na" != 0 ] || bad="no async row in the signal recording$bad"
+			ref="$ref, $na async"
+		fi
 		if [ -n "$bad" ]; then
 			fail "decode_jobs_${n}_$m" "${bad#; }"
 		else

@@ -13,7 +13,12 @@
  * on); pipe mode through a real pipe; a format without ops (a clear
  * error); a PSB preceded by bytes that continue its 02 82 pattern (a CYC
  * ending in 02 and a TNT 82: the region ends at the real PSB, cut into
- * two chunks at every byte).
+ * two chunks at every byte); signals (asynchronous transfers, user-only
+ * and with the kernel traced) right after an indirect jump, a taken and
+ * a not-taken jcc and a direct jump: the branch into the interrupted
+ * instruction, then the async row, the same in batches (the default for
+ * a consumer of taken branches alone), block by block and for a consumer
+ * of events.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -689,6 +694,157 @@ static void t_psb_run(void)
 	}
 }
 
+/* ---- asynchronous transfers (signals) after each kind of branch ----
+ * Code D: the handler at +30 jumps back (jmp rax) to where the flow was
+ * interrupted. */
+static const uint8_t code_d[0x40] = {
+    0xff,	   0xe0,			 /* +00: jmp rax */
+    [0x10] = 0x74, 0x06,			 /* +10: je +18 */
+    [0x12] = 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, /* +12 */
+    [0x18] = 0x74, 0x02,			 /* +18: je +1c */
+    [0x1a] = 0xeb, 0x04,			 /* +1a: jmp +20 */
+    [0x1c] = 0x90, 0x90, 0x90, 0x90,		 /* +1c */
+    [0x20] = 0x90,				 /* +20: nop */
+    [0x21] = 0xff, 0xe0,			 /* +21: jmp rax */
+    [0x30] = 0xff, 0xe0,			 /* +30: jmp rax (the handler) */
+};
+
+/* An interrupt at ip: user-only tracing (FUP, TIP.PGD; TIP.PGE at the
+ * handler), or with the kernel traced too (FUP, TIP to the handler). */
+static void interrupt(struct enc *e, uint64_t ip, int user_only)
+{
+	ip_pkt(e, HWT_PKT_FUP, HWT_IPC_FULL, ip);
+	if (user_only) {
+		ip_pkt(e, HWT_PKT_TIP_PGD, HWT_IPC_SUPPRESSED, 0);
+		ip_pkt(e, HWT_PKT_TIP_PGE, HWT_IPC_FULL, ORG + 0x30);
+	} else {
+		ip_pkt(e, HWT_PKT_TIP, HWT_IPC_FULL, ORG + 0x30);
+	}
+	ip_pkt(e, HWT_PKT_TIP, HWT_IPC_FULL, ip); /* the handler's jmp rax */
+}
+
+/* Interrupted right after an indirect jump, a taken jcc, a not-taken
+ * jcc and a direct jump (each time before the instruction there ran);
+ * with a PSB+ (FUP: where the flow stands) at psb_at (0: none). */
+static void flow_d(struct enc *e, int user_only, int psb_at)
+{
+	psb(e, 0);
+	mode64(e);
+	ip_pkt(e, HWT_PKT_TIP_PGE, HWT_IPC_FULL, ORG);
+	ip_pkt(e, HWT_PKT_TIP, HWT_IPC_FULL, ORG + 0x10); /* +00: jmp rax */
+	interrupt(e, ORG + 0x10, user_only);
+	tnt8(e, 1, 1); /* +10: je taken */
+	interrupt(e, ORG + 0x18, user_only);
+	if (psb_at == 1) {
+		pkt(e, HWT_PKT_PSB);
+		mode64(e);
+		ip_pkt(e, HWT_PKT_FUP, HWT_IPC_FULL, ORG + 0x18);
+		pkt(e, HWT_PKT_PSBEND);
+	}
+	tnt8(e, 1, 0); /* +18: je not taken */
+	interrupt(e, ORG + 0x1a, user_only);
+	interrupt(e, ORG + 0x20, user_only); /* after +1a: jmp +20 */
+	if (psb_at == 2) {
+		pkt(e, HWT_PKT_PSB);
+		mode64(e);
+		ip_pkt(e, HWT_PKT_FUP, HWT_IPC_FULL, ORG + 0x20);
+		pkt(e, HWT_PKT_PSBEND);
+	}
+	ip_pkt(e, HWT_PKT_TIP_PGD, HWT_IPC_SUPPRESSED, 0); /* +21: jmp rax */
+}
+
+static void c_branches(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_branch *br,
+		       size_t n, const struct hwt_image *img)
+{
+	for (size_t i = 0; i < n; i++)
+		c_branch(arg, t, br[i].from, br[i].to, br[i].kind, img, br[i].have_time,
+			 br[i].time_ns);
+}
+
+/* Decode path for a consumer of taken branches alone (the recording
+ * decoder's batches, unless dflags has HWT_DECODER_NO_BATCH). */
+static int decode_branches(const char *path, unsigned dflags, unsigned jobs, struct got *g,
+			   char *err, size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	struct hwt_decode_consumer c = {
+	    .size = sizeof(c), .arg = g, .branch = c_branch, .branches = c_branches, .gap = c_gap};
+	struct hwt_decoder_config cfg;
+	hwt_decoder_config_init(&cfg);
+	cfg.consumer = &c;
+	cfg.path = path;
+	cfg.flags = dflags;
+	cfg.jobs = jobs;
+	cfg.errbuf = err;
+	cfg.errlen = errlen;
+	struct hwt_decoder *d = NULL;
+	int rc = hwt_decoder_alloc(&d, &cfg);
+	if (!rc) {
+		rc = hwt_decoder_run(d);
+		snprintf(err, errlen, "%s", hwt_decoder_errmsg(d));
+		hwt_decoder_free(d);
+	}
+	return rc;
+}
+
+/* The branch into an interrupted instruction comes before the async row,
+ * in batches (the default) as block by block and for a consumer of
+ * events; the not-taken jcc gives none.  In one chunk and cut into
+ * two. */
+static void t_async(void)
+{
+	char code[256], data[256], err[256];
+	code_file("d.bin", code_d, sizeof(code_d), code, sizeof(code));
+	snprintf(data, sizeof(data), "%s/async.data", dir);
+	const uint64_t H = ORG + 0x30;
+	const struct br want[] = {
+	    {0, ORG, ORG + 0x10, HWT_BR_IJMP, 0, 0},
+	    {0, ORG + 0x10, H, HWT_BR_ASYNC, 0, 0},
+	    {0, H, ORG + 0x10, HWT_BR_IJMP, 0, 0},
+	    {0, ORG + 0x10, ORG + 0x18, HWT_BR_JCC, 0, 0},
+	    {0, ORG + 0x18, H, HWT_BR_ASYNC, 0, 0},
+	    {0, H, ORG + 0x18, HWT_BR_IJMP, 0, 0},
+	    {0, ORG + 0x1a, H, HWT_BR_ASYNC, 0, 0},
+	    {0, H, ORG + 0x1a, HWT_BR_IJMP, 0, 0},
+	    {0, ORG + 0x1a, ORG + 0x20, HWT_BR_JMP, 0, 0},
+	    {0, ORG + 0x20, H, HWT_BR_ASYNC, 0, 0},
+	    {0, H, ORG + 0x20, HWT_BR_IJMP, 0, 0},
+	};
+	const size_t nw = sizeof(want) / sizeof(want[0]);
+	struct got g;
+	struct hwt_decoder_info info;
+	for (int user_only = 1; user_only >= 0; user_only--)
+		for (int psb_at = 0; psb_at < 3; psb_at++) {
+			struct enc e = {.n = 0};
+			flow_d(&e, user_only, psb_at);
+			/* one chunk, or two cut at every 4th byte (user-only,
+			 * a PSB+ in the middle), at the middle (the others) */
+			size_t step = user_only && psb_at == 1 ? 4 : e.n / 2;
+			for (size_t split = 0; split < e.n && !t_case_failed; split += step) {
+				if (!write_split(data, code, &e, split))
+					return;
+				for (int how = 0; how < 4; how++) {
+					/* batches (-j 1, -j 2), block by block, events */
+					static const char *const name[] = {"batch", "batch -j2",
+									   "no-batch", "events"};
+					int rc =
+					    how == 3
+						? decode(data, 0, 0, &g, &info, err, sizeof(err))
+						: decode_branches(
+						      data, how == 2 ? HWT_DECODER_NO_BATCH : 0,
+						      how == 1 ? 2 : 1, &g, err, sizeof(err));
+					CHECKF(rc == 0, "%s: rc %d: %s", name[how], rc, err);
+					size_t at = 0;
+					CHECKF(match(&g, 100, &at, want, nw) && g.nbr == nw,
+					       "%s, %s, PSB %d, split %zu: %zu branches, want %zu",
+					       name[how], user_only ? "user-only" : "FUP+TIP",
+					       psb_at, split, g.nbr, nw);
+					CHECKF(g.ngap == 0, "%s: %d gaps", name[how], g.ngap);
+				}
+			}
+		}
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/hwt-test-decode-XXXXXX");
@@ -703,6 +859,7 @@ int main(void)
 	RUN(t_pipe);
 	RUN(t_no_ops);
 	RUN(t_psb_run);
+	RUN(t_async);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
