@@ -34,7 +34,7 @@ trap 'rm -rf "$work" "$bidc"' EXIT
 # The longest suites (a few minutes each on CI's 2 cores), started first.
 # views_dbgsym builds Debian's hello once per machine (tests/debian/fetch.sh).
 HEAVY="emu_signal views_dbgsym etm_record etm_record_raw spe_record exec_follow ptxed emu_plugin
-	emu_fastpath emu_record exec_follow_a64 test_pt_batch test_pt_flow decode_jobs emu_jit bts_record"
+	emu_fastpath emu_record exec_follow_a64 test_pt_batch test_pt_flow decode_jobs batch_flow test_decode emu_jit bts_record"
 # Suites whose time goes to QEMU and perf (neither built with sanitizers)
 # and whose hwt side the sanitizer build runs in other suites
 # (etm_record_b / etm_record_raw_b decode the same kind of recordings,
