@@ -19,7 +19,7 @@ else
 fi
 echo "== tests took $((SECONDS - t0)) s" >&2
 echo "== fuzz (bounded)" >&2
-FUZZ_SECONDS=${FUZZ_SECONDS:-20} HWT_COUNTS=$work/fuzz.counts scripts/fuzz.sh "$3" >&2 || true
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} HWT_COUNTS=$work/fuzz.counts scripts/fuzz.sh "$3" >&2 || true
 read -r p f s <"$work/fuzz.counts"
 total_p=$((total_p + p)) total_f=$((total_f + f))
 echo "$total_p passed, $total_f failed, $total_s skipped"

@@ -43,6 +43,11 @@ else
 fi
 
 for cfg in default noretcomp psb timing sig sig_timing; do
+	# the sanitizer build decodes the default, timing and signal recordings
+	if [ "${HWT_SAN:-0}" = 1 ] && { [ $cfg = noretcomp ] || [ $cfg = psb ]; }; then
+		echo "SKIP batch_block_gzip_$cfg: sanitizer build (default, timing and signal recordings run there)"
+		continue
+	fi
 	case $cfg in
 	sig*)
 		[ -n "$S" ] || continue
