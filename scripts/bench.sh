@@ -48,71 +48,28 @@ echo "$out"
 # CPU and wall time of gzip -6 of 20 MB natively, under qemu-x86_64 and
 # under `hwt record --emulate`; prints "emu-record: native A s, qemu B s,
 # hwt C s, overhead-vs-qemu C/B (cpu time)" and the same for wall time.
-if [ -x bench/bench_emu.sh ]; then
-	out=$(bench/bench_emu.sh "$B" 2>/tmp/hwt-bench-emu-$$.err)
-	rc=$?
-	if [ $rc -ne 0 ] || [ -z "$out" ]; then
-		echo "emu-record: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-$$.err))"
-		status=1
-	else
-		echo "$out"
-	fi
-	rm -f /tmp/hwt-bench-emu-$$.err
-else
-	echo "emu-record: SKIP (bench/bench_emu.sh missing)"
-fi
-
+run_section emu-record bench/bench_emu.sh "$B"
 # --- section: Intel BTS decoding, hwt vs perf script (bench/bench_bts.sh) ---
 # one gzip recording of the emulated intel_bts unit; prints
 # "bts-decode: hwt X MB/s, perf-script Y MB/s, ratio X/Y".
-out=$(bench/bench_bts.sh "$B" 2>/dev/null) || status=1
-echo "${out:-bts-decode: FAIL (bench/bench_bts.sh printed nothing)}"
+run_section bts-decode bench/bench_bts.sh "$B"
 # --- section: CoreSight ETM decoding, hwt vs perf script (bench/bench_etm.sh) ---
 # one bzip2 recording of the emulated cs_etm unit; prints
 # "etm-decode: hwt X MB/s, perf-script Y MB/s, ratio X/Y".
-out=$(bench/bench_etm.sh "$B" 2>/dev/null) || status=1
-echo "${out:-etm-decode: FAIL (bench/bench_etm.sh printed nothing)}"
+run_section etm-decode bench/bench_etm.sh "$B"
 # --- section: emulated CoreSight ETM unit cost (bench/bench_emu_arm.sh) ---
-if [ -x bench/bench_emu_arm.sh ]; then
-	out=$(bench/bench_emu_arm.sh "$B" 2>/tmp/hwt-bench-emu-arm-$$.err)
-	rc=$?
-	if [ $rc -ne 0 ] || [ -z "$out" ]; then
-		echo "emu-record-arm: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-arm-$$.err))"
-		status=1
-	else
-		echo "$out"
-	fi
-	rm -f /tmp/hwt-bench-emu-arm-$$.err
-fi
+# CPU time of a bzip2 run under qemu-aarch64 and under `hwt record -e
+# cs_etm`; prints "emu-record-arm: qemu A s, hwt B s, overhead-vs-qemu B/A".
+run_section emu-record-arm bench/bench_emu_arm.sh "$B"
 # --- section: emulated Arm SPE unit cost (bench/bench_emu_spe.sh) ---
 # CPU time of a bzip2 run under qemu-aarch64 and under `hwt record -e
 # arm_spe` at the default interval; prints
 # "emu-record-spe: qemu A s, hwt B s (N records), overhead-vs-qemu B/A".
-if [ -x bench/bench_emu_spe.sh ]; then
-	out=$(bench/bench_emu_spe.sh "$B" 2>/tmp/hwt-bench-emu-spe-$$.err)
-	rc=$?
-	if [ $rc -ne 0 ] || [ -z "$out" ]; then
-		echo "emu-record-spe: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-spe-$$.err))"
-		status=1
-	else
-		echo "$out"
-	fi
-	rm -f /tmp/hwt-bench-emu-spe-$$.err
-fi
+run_section emu-record-spe bench/bench_emu_spe.sh "$B"
 # --- section: emulated Intel PEBS unit cost (bench/bench_emu_pebs.sh) ---
 # CPU time of a gzip run under qemu-x86_64 and under `hwt record -e
 # mem-loads` / `-e mem-stores` at the default period; prints
 # "emu-record-pebs: qemu A s, mem-loads B s (N samples), mem-stores C s, ...".
-if [ -x bench/bench_emu_pebs.sh ]; then
-	out=$(bench/bench_emu_pebs.sh "$B" 2>/tmp/hwt-bench-emu-pebs-$$.err)
-	rc=$?
-	if [ $rc -ne 0 ] || [ -z "$out" ]; then
-		echo "emu-record-pebs: FAIL (exit $rc: $(tail -n 1 /tmp/hwt-bench-emu-pebs-$$.err))"
-		status=1
-	else
-		echo "$out"
-	fi
-	rm -f /tmp/hwt-bench-emu-pebs-$$.err
-fi
+run_section emu-record-pebs bench/bench_emu_pebs.sh "$B"
 
 exit $status
