@@ -63,9 +63,11 @@ struct emu_global {
 	uint64_t tsc0;	       /* TSC at process start */
 	char sysroot[512];     /* qemu -L prefix (the ETM plugin), "" for none */
 	uint64_t aux_flags;    /* PERF_RECORD_AUX flags of every piece (ETM raw: 0x100) */
-	int sync;	       /* encoder=sync: packets built at every block (no log) */
+	int sync;	       /* encoder=sync|ref: packets built at every block (no log) */
+	int ref;	       /* encoder=ref: step() for every block (no tb_fast) */
 	int encoder_inline;    /* encoder=inline: block log encoded on the thread itself */
 	int truth_box;	       /* truthbox=1: a truth file per stream (the recorder joins them) */
+	int fast;	       /* plain branch tracing: tb_fast may take a block (plugin.c) */
 };
 
 extern struct emu_global emu;
@@ -78,6 +80,7 @@ struct emu_thr {
 	const struct emu_tb *prev;
 	uint64_t icount, tbase;
 	int stopped; /* TraceStop hit */
+	int in_step; /* encoder=sync: inside step() (the fault hook must not publish) */
 	uint64_t sys_args[6];
 	int64_t sys_num;
 	/* stream */

@@ -324,6 +324,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	struct emu_thr *t = fp_self;
 	if (t && t->fp && !fp_busy)
 		drain(t);
+	else if (t && !t->fp && !t->in_step && !emu.pebs) /* encoder=sync: publish */
+		emu_box_sync(t);
 	errno = e;
 	const struct sigaction *o = sig == SIGBUS ? &fp.old_bus : &fp.old_segv;
 	if (o->sa_flags & SA_SIGINFO) {
@@ -357,8 +359,11 @@ static void hook_faults(void)
 
 int emu_fp_attach(struct emu_thr *t)
 {
-	if (emu.sync)
+	if (emu.sync) { /* no log; the fault hook publishes the box */
+		fp_self = t;
+		hook_faults();
 		return 0;
+	}
 	struct emu_fp *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
@@ -386,6 +391,8 @@ int emu_fp_attach(struct emu_thr *t)
 
 void emu_fp_drop(struct emu_thr *t)
 {
+	if (fp_self == t)
+		fp_self = NULL;
 	if (!t->fp)
 		return;
 	free(t->fp->log);
@@ -399,8 +406,11 @@ void emu_fp_drop(struct emu_thr *t)
 void emu_fp_detach(struct emu_thr *t)
 {
 	struct emu_fp *f = t->fp;
-	if (!f)
+	if (!f) {
+		if (fp_self == t)
+			fp_self = NULL;
 		return;
+	}
 	pthread_mutex_lock(&fp.mu);
 	for (struct emu_fp **pp = &fp.list; *pp; pp = &(*pp)->next) {
 		if (*pp == f) {
