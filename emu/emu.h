@@ -110,17 +110,22 @@ struct emu_thr {
 	char spath[600]; /* the stream file, "" for none */
 };
 
-/* One translated block; immutable, never freed (threads keep pointers). */
+/* One translated block; immutable, never freed (threads keep pointers).
+ * What the per-block hot paths read (tb_fast, fastpath.c's encode) comes
+ * first, in one cache line when the block is 64-byte aligned (tb_trans). */
 struct emu_tb {
-	uint64_t start, last, next, target;
+	uint64_t start;
+	/* emu_fp_tb: the next block's address is fa (not taken or
+	 * fall-through) or fb (taken), ~0 for none; fbit: a Jcc (one TNT bit);
+	 * fcall: push next on the RET compression stack; sigh: start's bit in
+	 * the signal handler filter (emu_sig_hash) */
+	uint64_t fa, fb, next;
 	uint32_t n;
+	uint16_t sigh;
+	uint8_t fbit, fcall;
 	uint8_t cls; /* enum emu_cls */
 	uint8_t zero_call;
-	/* fastpath.c (emu_fp_tb): the next block's address is fa (not taken
-	 * or fall-through) or fb (taken), ~0 for none; fbit: a Jcc (one TNT
-	 * bit); fcall: push next on the RET compression stack */
-	uint8_t fbit, fcall;
-	uint64_t fa, fb;
+	uint64_t last, target;
 };
 
 enum emu_cls {

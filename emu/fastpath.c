@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "emu.h"
+#include "sigframe.h"
 
 #define FP_CHUNK 4096u	      /* entries per chunk (encoder thread) */
 #define FP_NCHUNK 32u	      /* chunks in the ring (encoder thread) */
@@ -180,6 +181,7 @@ static void encode(struct emu_thr *t, const struct emu_tb *const *v, size_t n)
 
 void emu_fp_tb(struct emu_tb *e)
 {
+	e->sigh = (uint16_t)emu_sig_hash(e->start);
 	e->fa = e->fb = ~0ull;
 	e->fbit = e->fcall = 0;
 	switch (e->cls) {

@@ -334,7 +334,7 @@ static inline __attribute__((always_inline)) void step(struct emu_thr *t, const 
 		ptg_time(g, now);
 	uint64_t to = cur->start;
 	uint64_t at;
-	if (sig && __builtin_expect(emu_sig_maybe(to), 0) && p && emu_sig_frame(to, &at) &&
+	if (sig && __builtin_expect(emu_sig_maybe_h(cur->sigh), 0) && p && emu_sig_frame(to, &at) &&
 	    signal_entry(t, p, to, at))
 		goto done;
 	if (__builtin_expect(p && g->en && !emu.nfilt && !g->cfg.cyc && g->cfg.branch, 1)) {
@@ -445,16 +445,17 @@ static __attribute__((noinline)) void tb_exec(unsigned vcpu, void *udata)
  * the packets and the truth are those of step() byte for byte.  The box is
  * published by tb_exec only: a thread killed between two publications
  * ends at the last one, packets and truth together (unit/emu_abi.h). */
-static void tb_fast(unsigned vcpu, void *udata)
+static inline __attribute__((always_inline)) void fast_step(unsigned vcpu, void *udata,
+							    const int truth)
 {
 	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
 	const struct emu_tb *c = udata;
-	if (__builtin_expect(!t || !emu.fast || !t->prev || !t->g.en || t->stopped, 0))
+	if (__builtin_expect(!t || !t->prev || !t->g.en || t->stopped, 0))
 		return tb_exec(vcpu, udata);
 	struct ptgen *g = &t->g;
 	const struct emu_tb *p = t->prev;
 	const uint64_t to = c->start, now = t->tbase + t->icount;
-	if (__builtin_expect(now >= g->mtc_next || emu_sig_maybe(to), 0))
+	if (__builtin_expect(now >= g->mtc_next || emu_sig_maybe_h(c->sigh), 0))
 		return tb_exec(vcpu, udata);
 	unsigned taken = to == p->fb, bit = p->fbit, ret = 0;
 	if (__builtin_expect(!(taken | (to == p->fa)), 0)) {
@@ -462,7 +463,6 @@ static void tb_fast(unsigned vcpu, void *udata)
 			return tb_exec(vcpu, udata);
 		taken = bit = ret = 1;
 	}
-	const int truth = emu.truth_fd >= 0;
 	if (__builtin_expect(bit && g->ntnt == 5, 0)) { /* a TNT byte: room before PSB/flush? */
 		uint64_t lim = g->psb_next - g->total;
 		if (lim > emu.flush_at)
@@ -479,7 +479,10 @@ static void tb_fast(unsigned vcpu, void *udata)
 		g->rs_top = (g->rs_top + PTG_RETSTACK - 1) % PTG_RETSTACK;
 		g->rs_n--;
 	} else if (p->fcall) {
-		ptg_call(g, p->next);
+		g->rs_top = (g->rs_top + 1) % PTG_RETSTACK;
+		g->rs[g->rs_top] = p->next;
+		if (g->rs_n < PTG_RETSTACK)
+			g->rs_n++;
 	}
 	if (bit) {
 		g->tnt = (g->tnt << 1) | taken;
@@ -491,6 +494,18 @@ static void tb_fast(unsigned vcpu, void *udata)
 	}
 	if (truth && taken)
 		emu_truth_line(t, p->last, to, 0);
+}
+
+/* the callbacks of plain branch tracing (emu.fast), without and with the
+ * truth */
+static void tb_fast(unsigned vcpu, void *udata)
+{
+	fast_step(vcpu, udata, 0);
+}
+
+static void tb_fast_truth(unsigned vcpu, void *udata)
+{
+	fast_step(vcpu, udata, 1);
 }
 
 /* A block in generated code (jit.c): its version of the code is announced
@@ -517,7 +532,7 @@ static void tb_log(unsigned vcpu, void *udata)
 		if (!t)
 			return;
 	}
-	if (__builtin_expect(emu_sig_maybe(((const struct emu_tb *)udata)->start), 0)) {
+	if (__builtin_expect(emu_sig_maybe_h(((const struct emu_tb *)udata)->sigh), 0)) {
 		emu_fp_sync(t);
 		step(t, udata, 1);
 		emu_box_sync(t);
@@ -557,9 +572,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (!n)
 		return;
 	struct emu_jit_tb *jt = emu_jit_capture(tb, qemu_plugin_tb_vaddr(tb)); /* jit.c */
-	struct emu_tb *e = jt ? &jt->tb : calloc(1, sizeof(*e));
+	struct emu_tb *e = jt ? &jt->tb : aligned_alloc(64, (sizeof(*e) + 63) & ~(size_t)63);
 	if (!e)
 		return;
+	if (!jt)
+		memset(e, 0, sizeof(*e));
 	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
 	struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
 	if (!emu.guest_base) {
@@ -585,7 +602,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	emu_fp_tb(e);
 	qemu_plugin_register_vcpu_tb_exec_cb(tb,
 					     jt		? tb_exec_jit
-					     : emu.sync ? tb_fast
+					     : emu.sync ? (!emu.fast	       ? tb_exec
+							   : emu.truth_fd >= 0 ? tb_fast_truth
+									       : tb_fast)
 							: tb_log,
 					     QEMU_PLUGIN_CB_NO_REGS, e);
 	if (emu.pebs)
