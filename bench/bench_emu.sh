@@ -7,10 +7,10 @@
 # perf.data with perf's default intel_pt terms).  Each variant runs
 # $HWT_BENCH_RUNS times (default 3) and the best is kept, separately for
 # CPU time (user+sys of the process tree: what the recording costs in
-# total, whatever the machine's load) and wall time (what the user waits:
-# the plugin's encoder thread runs beside the program when a core is
-# free).  HWT_EMU_ENCODER=sync|inline|thread picks the plugin's encoder
-# (emu/fastpath.c; default thread).  Prints two lines:
+# total, whatever the machine's load) and wall time (what the user waits).
+# HWT_EMU_ENCODER=sync|ref|thread|inline picks the plugin's encoder
+# (emu/plugin.c; default sync: packets built on the program's thread, the
+# common blocks in tb_fast).  Prints two lines:
 #   emu-record: native A s, qemu B s, hwt C s, overhead-vs-qemu C/B (cpu time)
 #   emu-record: native A s, qemu B s, hwt C s, overhead-vs-qemu C/B (wall time)
 set -u
