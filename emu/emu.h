@@ -65,6 +65,7 @@ struct emu_global {
 	uint64_t aux_flags;    /* PERF_RECORD_AUX flags of every piece (ETM raw: 0x100) */
 	int sync;	       /* encoder=sync|ref: packets built at every block (no log) */
 	int ref;	       /* encoder=ref: step() for every block (no tb_fast) */
+	int none;	       /* encoder=none: an empty callback per block, no trace */
 	int encoder_inline;    /* encoder=inline: block log encoded on the thread itself */
 	int truth_box;	       /* truthbox=1: a truth file per stream (the recorder joins them) */
 	int fast;	       /* plain branch tracing: tb_fast may take a block (plugin.c) */

@@ -12,8 +12,10 @@
  *                     step() for every block (ref: the reference the others
  *                     are tested against), fastpath.c's encoder thread from
  *                     the program's block log (thread), or the program's
- *                     thread every thousand blocks (inline); the default
- *                     from $HWT_EMU_ENCODER
+ *                     thread every thousand blocks (inline), or nothing
+ *                     (none: an empty callback per block, no trace; the
+ *                     cost floor of a per-block callback, make bench); the
+ *                     default from $HWT_EMU_ENCODER
  *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
  *   truthbox=1        (with dir=) each stream's truth in <stream>.truth, for
  *                     the recorder to join into F (kill-safe, stream.c)
@@ -496,6 +498,13 @@ static inline __attribute__((always_inline)) void fast_step(unsigned vcpu, void 
 		emu_truth_line(t, p->last, to, 0);
 }
 
+/* encoder=none: the cost of the callback alone */
+static void tb_none(unsigned vcpu, void *udata)
+{
+	(void)vcpu;
+	(void)udata;
+}
+
 /* the callbacks of plain branch tracing (emu.fast), without and with the
  * truth */
 static void tb_fast(unsigned vcpu, void *udata)
@@ -600,6 +609,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		e->cls = EMU_OTHER;
 	}
 	emu_fp_tb(e);
+	if (emu.none) {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_none, QEMU_PLUGIN_CB_NO_REGS, e);
+		return;
+	}
 	qemu_plugin_register_vcpu_tb_exec_cb(tb,
 					     jt		? tb_exec_jit
 					     : emu.sync ? (!emu.fast	       ? tb_exec
@@ -883,11 +896,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	emu.flush_at = 64 << 10;
 	emu.tsc0 = 1000000;
 	emu.pid = getpid();
-	/* HWT_EMU_ENCODER=sync|ref|thread|inline: the encoder=... default */
+	/* HWT_EMU_ENCODER=sync|ref|thread|inline|none: the encoder=... default */
 	const char *enc = getenv("HWT_EMU_ENCODER");
 	if (!enc || !*enc)
 		enc = "sync";
-	emu.sync = !strcmp(enc, "sync") || !strcmp(enc, "ref");
+	emu.none = !strcmp(enc, "none");
+	emu.sync = !strcmp(enc, "sync") || !strcmp(enc, "ref") || emu.none;
 	emu.ref = !strcmp(enc, "ref");
 	emu.encoder_inline = !strcmp(enc, "inline");
 	for (int i = 0; i < argc; i++) {
@@ -912,9 +926,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		} else if ((pa = pebs_arg(k, v)) != 0) {
 			if (pa < 0) /* pebs.c said what */
 				return -1;
-		} else if (!strcmp(k, "encoder") && (!strcmp(v, "thread") || !strcmp(v, "inline") ||
-						     !strcmp(v, "sync") || !strcmp(v, "ref"))) {
-			emu.sync = !strcmp(v, "sync") || !strcmp(v, "ref");
+		} else if (!strcmp(k, "encoder") &&
+			   (!strcmp(v, "thread") || !strcmp(v, "inline") || !strcmp(v, "sync") ||
+			    !strcmp(v, "ref") || !strcmp(v, "none"))) {
+			emu.none = !strcmp(v, "none");
+			emu.sync = !strcmp(v, "sync") || !strcmp(v, "ref") || emu.none;
 			emu.ref = !strcmp(v, "ref");
 			emu.encoder_inline = !strcmp(v, "inline");
 		} else if (!strcmp(k, "raw"))
