@@ -94,6 +94,8 @@ struct emu_thr {
 	uint64_t wait_ns;
 	char *tbuf;
 	size_t tlen;
+	char tid_txt[16]; /* "tid<TAB>" of the truth lines (emu_truth_line) */
+	uint8_t tid_len;
 	uint8_t *buf;
 	/* the box of the stream file (unit/emu_abi.h): buf and tbuf live in
 	 * it when there is one (else they are malloc()ed) */
