@@ -63,9 +63,12 @@ struct emu_global {
 	uint64_t tsc0;	       /* TSC at process start */
 	char sysroot[512];     /* qemu -L prefix (the ETM plugin), "" for none */
 	uint64_t aux_flags;    /* PERF_RECORD_AUX flags of every piece (ETM raw: 0x100) */
-	int sync;	       /* encoder=sync: packets built at every block (no log) */
+	int sync;	       /* encoder=sync|ref: packets built at every block (no log) */
+	int ref;	       /* encoder=ref: step() for every block (no tb_fast) */
+	int none;	       /* encoder=none: an empty callback per block, no trace */
 	int encoder_inline;    /* encoder=inline: block log encoded on the thread itself */
 	int truth_box;	       /* truthbox=1: a truth file per stream (the recorder joins them) */
+	int fast;	       /* plain branch tracing: tb_fast may take a block (plugin.c) */
 };
 
 extern struct emu_global emu;
@@ -78,6 +81,7 @@ struct emu_thr {
 	const struct emu_tb *prev;
 	uint64_t icount, tbase;
 	int stopped; /* TraceStop hit */
+	int in_step; /* encoder=sync: inside step() (the fault hook must not publish) */
 	uint64_t sys_args[6];
 	int64_t sys_num;
 	/* stream */
@@ -90,6 +94,8 @@ struct emu_thr {
 	uint64_t wait_ns;
 	char *tbuf;
 	size_t tlen;
+	char tid_txt[16]; /* "tid<TAB>" of the truth lines (emu_truth_line) */
+	uint8_t tid_len;
 	uint8_t *buf;
 	/* the box of the stream file (unit/emu_abi.h): buf and tbuf live in
 	 * it when there is one (else they are malloc()ed) */
@@ -107,17 +113,22 @@ struct emu_thr {
 	char spath[600]; /* the stream file, "" for none */
 };
 
-/* One translated block; immutable, never freed (threads keep pointers). */
+/* One translated block; immutable, never freed (threads keep pointers).
+ * What the per-block hot paths read (tb_fast, fastpath.c's encode) comes
+ * first, in one cache line when the block is 64-byte aligned (tb_trans). */
 struct emu_tb {
-	uint64_t start, last, next, target;
+	uint64_t start;
+	/* emu_fp_tb: the next block's address is fa (not taken or
+	 * fall-through) or fb (taken), ~0 for none; fbit: a Jcc (one TNT bit);
+	 * fcall: push next on the RET compression stack; sigh: start's bit in
+	 * the signal handler filter (emu_sig_hash) */
+	uint64_t fa, fb, next;
 	uint32_t n;
+	uint16_t sigh;
+	uint8_t fbit, fcall;
 	uint8_t cls; /* enum emu_cls */
 	uint8_t zero_call;
-	/* fastpath.c (emu_fp_tb): the next block's address is fa (not taken
-	 * or fall-through) or fb (taken), ~0 for none; fbit: a Jcc (one TNT
-	 * bit); fcall: push next on the RET compression stack */
-	uint8_t fbit, fcall;
-	uint64_t fa, fb;
+	uint64_t last, target;
 };
 
 enum emu_cls {

@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "emu.h"
+#include "sigframe.h"
 
 #define FP_CHUNK 4096u	      /* entries per chunk (encoder thread) */
 #define FP_NCHUNK 32u	      /* chunks in the ring (encoder thread) */
@@ -180,6 +181,7 @@ static void encode(struct emu_thr *t, const struct emu_tb *const *v, size_t n)
 
 void emu_fp_tb(struct emu_tb *e)
 {
+	e->sigh = (uint16_t)emu_sig_hash(e->start);
 	e->fa = e->fb = ~0ull;
 	e->fbit = e->fcall = 0;
 	switch (e->cls) {
@@ -324,6 +326,8 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	struct emu_thr *t = fp_self;
 	if (t && t->fp && !fp_busy)
 		drain(t);
+	else if (t && !t->fp && !t->in_step && !emu.pebs) /* encoder=sync: publish */
+		emu_box_sync(t);
 	errno = e;
 	const struct sigaction *o = sig == SIGBUS ? &fp.old_bus : &fp.old_segv;
 	if (o->sa_flags & SA_SIGINFO) {
@@ -357,8 +361,11 @@ static void hook_faults(void)
 
 int emu_fp_attach(struct emu_thr *t)
 {
-	if (emu.sync)
+	if (emu.sync) { /* no log; the fault hook publishes the box */
+		fp_self = t;
+		hook_faults();
 		return 0;
+	}
 	struct emu_fp *f = calloc(1, sizeof(*f));
 	if (!f)
 		return -1;
@@ -386,6 +393,8 @@ int emu_fp_attach(struct emu_thr *t)
 
 void emu_fp_drop(struct emu_thr *t)
 {
+	if (fp_self == t)
+		fp_self = NULL;
 	if (!t->fp)
 		return;
 	free(t->fp->log);
@@ -399,8 +408,11 @@ void emu_fp_drop(struct emu_thr *t)
 void emu_fp_detach(struct emu_thr *t)
 {
 	struct emu_fp *f = t->fp;
-	if (!f)
+	if (!f) {
+		if (fp_self == t)
+			fp_self = NULL;
 		return;
+	}
 	pthread_mutex_lock(&fp.mu);
 	for (struct emu_fp **pp = &fp.list; *pp; pp = &(*pp)->next) {
 		if (*pp == f) {

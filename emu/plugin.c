@@ -6,11 +6,16 @@
  *   fmt=pt|bts        trace format: Intel PT packets (default) or Intel BTS
  *                     records (btsgen.h; user mode only, no filters)
  *   raw=P             debug: raw PT of each thread to P.<pid>.<tid>
- *   encoder=thread|inline|sync   who builds the packets: fastpath.c's
- *                     encoder thread from the program's block log (default),
- *                     the program's thread every thousand blocks (inline),
- *                     or the program's thread at every block (sync: the
- *                     reference); default from $HWT_EMU_ENCODER
+ *   encoder=sync|ref|thread|inline   who builds the packets: the
+ *                     program's thread at every block (sync, the default:
+ *                     tb_fast for the common blocks, step() for the rest),
+ *                     step() for every block (ref: the reference the others
+ *                     are tested against), fastpath.c's encoder thread from
+ *                     the program's block log (thread), or the program's
+ *                     thread every thousand blocks (inline), or nothing
+ *                     (none: an empty callback per block, no trace; the
+ *                     cost floor of a per-block callback, make bench); the
+ *                     default from $HWT_EMU_ENCODER
  *   truth=F           ground truth: "tid<TAB>from<TAB>to[<TAB>async]" lines
  *   truthbox=1        (with dir=) each stream's truth in <stream>.truth, for
  *                     the recorder to join into F (kill-safe, stream.c)
@@ -331,7 +336,7 @@ static inline __attribute__((always_inline)) void step(struct emu_thr *t, const 
 		ptg_time(g, now);
 	uint64_t to = cur->start;
 	uint64_t at;
-	if (sig && __builtin_expect(emu_sig_maybe(to), 0) && p && emu_sig_frame(to, &at) &&
+	if (sig && __builtin_expect(emu_sig_maybe_h(cur->sigh), 0) && p && emu_sig_frame(to, &at) &&
 	    signal_entry(t, p, to, at))
 		goto done;
 	if (__builtin_expect(p && g->en && !emu.nfilt && !g->cfg.cyc && g->cfg.branch, 1)) {
@@ -411,8 +416,9 @@ void emu_step1(struct emu_thr *t, const struct emu_tb *cur)
 	step(t, cur, 0);
 }
 
-/* encoder=sync: the whole block's work on the program's thread. */
-static void tb_exec(unsigned vcpu, void *udata)
+/* encoder=sync: the whole block's work on the program's thread (the
+ * blocks tb_fast does not take). */
+static __attribute__((noinline)) void tb_exec(unsigned vcpu, void *udata)
 {
 	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
 	if (__builtin_expect(!t, 0)) {
@@ -426,8 +432,89 @@ static void tb_exec(unsigned vcpu, void *udata)
 		t->icount += cur->n;
 		return;
 	}
+	t->in_step = 1;
 	step(t, udata, 1);
 	emu_box_sync(t);
+	t->in_step = 0;
+}
+
+/* encoder=sync's hot path, a leaf: the common transitions of step() (a
+ * Jcc's outcome, a fall-through, a direct JMP or CALL, a RET compressed
+ * into a TNT bit) with everything that step() would do beyond them ruled
+ * out first: no MTC due, no signal handler entry, no PSB+ or flush due
+ * after a TNT byte, tracing on without filters, CYC or BTS.  Any other
+ * block goes to tb_exec whole, before anything changed (a tail call), so
+ * the packets and the truth are those of step() byte for byte.  The box is
+ * published by tb_exec only: a thread killed between two publications
+ * ends at the last one, packets and truth together (unit/emu_abi.h). */
+static inline __attribute__((always_inline)) void fast_step(unsigned vcpu, void *udata,
+							    const int truth)
+{
+	struct emu_thr *t = vcpu < EMU_MAX_VCPUS ? thr_by_vcpu[vcpu] : NULL;
+	const struct emu_tb *c = udata;
+	if (__builtin_expect(!t || !t->prev || !t->g.en || t->stopped, 0))
+		return tb_exec(vcpu, udata);
+	struct ptgen *g = &t->g;
+	const struct emu_tb *p = t->prev;
+	const uint64_t to = c->start, now = t->tbase + t->icount;
+	if (__builtin_expect(now >= g->mtc_next || emu_sig_maybe_h(c->sigh), 0))
+		return tb_exec(vcpu, udata);
+	unsigned taken = to == p->fb, bit = p->fbit, ret = 0;
+	if (__builtin_expect(!(taken | (to == p->fa)), 0)) {
+		if (p->cls != EMU_RET || g->cfg.noretcomp || !g->rs_n || g->rs[g->rs_top] != to)
+			return tb_exec(vcpu, udata);
+		taken = bit = ret = 1;
+	}
+	if (__builtin_expect(bit && g->ntnt == 5, 0)) { /* a TNT byte: room before PSB/flush? */
+		uint64_t lim = g->psb_next - g->total;
+		if (lim > emu.flush_at)
+			lim = emu.flush_at;
+		if (g->len + 1 >= lim)
+			return tb_exec(vcpu, udata);
+	}
+	if (truth && taken && t->tlen > EMU_TRUTH_BUF - 1024)
+		return tb_exec(vcpu, udata);
+	t->prev = c;
+	t->icount += c->n;
+	g->tsc = now;
+	if (ret) {
+		g->rs_top = (g->rs_top + PTG_RETSTACK - 1) % PTG_RETSTACK;
+		g->rs_n--;
+	} else if (p->fcall) {
+		g->rs_top = (g->rs_top + 1) % PTG_RETSTACK;
+		g->rs[g->rs_top] = p->next;
+		if (g->rs_n < PTG_RETSTACK)
+			g->rs_n++;
+	}
+	if (bit) {
+		g->tnt = (g->tnt << 1) | taken;
+		if (++g->ntnt == 6) {
+			g->buf[g->len++] = hwt_emu_tnt_byte(g->tnt, 6);
+			g->tnt = 0;
+			g->ntnt = 0;
+		}
+	}
+	if (truth && taken)
+		emu_truth_line(t, p->last, to, 0);
+}
+
+/* encoder=none: the cost of the callback alone */
+static void tb_none(unsigned vcpu, void *udata)
+{
+	(void)vcpu;
+	(void)udata;
+}
+
+/* the callbacks of plain branch tracing (emu.fast), without and with the
+ * truth */
+static void tb_fast(unsigned vcpu, void *udata)
+{
+	fast_step(vcpu, udata, 0);
+}
+
+static void tb_fast_truth(unsigned vcpu, void *udata)
+{
+	fast_step(vcpu, udata, 1);
 }
 
 /* A block in generated code (jit.c): its version of the code is announced
@@ -454,7 +541,7 @@ static void tb_log(unsigned vcpu, void *udata)
 		if (!t)
 			return;
 	}
-	if (__builtin_expect(emu_sig_maybe(((const struct emu_tb *)udata)->start), 0)) {
+	if (__builtin_expect(emu_sig_maybe_h(((const struct emu_tb *)udata)->sigh), 0)) {
 		emu_fp_sync(t);
 		step(t, udata, 1);
 		emu_box_sync(t);
@@ -494,9 +581,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (!n)
 		return;
 	struct emu_jit_tb *jt = emu_jit_capture(tb, qemu_plugin_tb_vaddr(tb)); /* jit.c */
-	struct emu_tb *e = jt ? &jt->tb : calloc(1, sizeof(*e));
+	struct emu_tb *e = jt ? &jt->tb : aligned_alloc(64, (sizeof(*e) + 63) & ~(size_t)63);
 	if (!e)
 		return;
+	if (!jt)
+		memset(e, 0, sizeof(*e));
 	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(tb, 0);
 	struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
 	if (!emu.guest_base) {
@@ -520,9 +609,15 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		e->cls = EMU_OTHER;
 	}
 	emu_fp_tb(e);
+	if (emu.none) {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_none, QEMU_PLUGIN_CB_NO_REGS, e);
+		return;
+	}
 	qemu_plugin_register_vcpu_tb_exec_cb(tb,
 					     jt		? tb_exec_jit
-					     : emu.sync ? tb_exec
+					     : emu.sync ? (!emu.fast	       ? tb_exec
+							   : emu.truth_fd >= 0 ? tb_fast_truth
+									       : tb_fast)
 							: tb_log,
 					     QEMU_PLUGIN_CB_NO_REGS, e);
 	if (emu.pebs)
@@ -801,10 +896,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	emu.flush_at = 64 << 10;
 	emu.tsc0 = 1000000;
 	emu.pid = getpid();
-	/* HWT_EMU_ENCODER=sync|thread|inline: the encoder=... default (tests) */
+	/* HWT_EMU_ENCODER=sync|ref|thread|inline|none: the encoder=... default */
 	const char *enc = getenv("HWT_EMU_ENCODER");
-	emu.sync = enc && !strcmp(enc, "sync");
-	emu.encoder_inline = enc && !strcmp(enc, "inline");
+	if (!enc || !*enc)
+		enc = "sync";
+	emu.none = !strcmp(enc, "none");
+	emu.sync = !strcmp(enc, "sync") || !strcmp(enc, "ref") || emu.none;
+	emu.ref = !strcmp(enc, "ref");
+	emu.encoder_inline = !strcmp(enc, "inline");
 	for (int i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
 		if (!eq) {
@@ -828,8 +927,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			if (pa < 0) /* pebs.c said what */
 				return -1;
 		} else if (!strcmp(k, "encoder") &&
-			   (!strcmp(v, "thread") || !strcmp(v, "inline") || !strcmp(v, "sync"))) {
-			emu.sync = !strcmp(v, "sync");
+			   (!strcmp(v, "thread") || !strcmp(v, "inline") || !strcmp(v, "sync") ||
+			    !strcmp(v, "ref") || !strcmp(v, "none"))) {
+			emu.none = !strcmp(v, "none");
+			emu.sync = !strcmp(v, "sync") || !strcmp(v, "ref") || emu.none;
+			emu.ref = !strcmp(v, "ref");
 			emu.encoder_inline = !strcmp(v, "inline");
 		} else if (!strcmp(k, "raw"))
 			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
@@ -909,6 +1011,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		if (pebs_setup() < 0)
 			return -1;
 	}
+	/* tb_fast's transitions exist only in plain branch tracing */
+	emu.fast =
+	    !emu.ref && !emu.nfilt && !emu.bts && !emu.pebs && !emu.ptg.cyc && emu.ptg.branch;
 	/* one warning about exec() for the whole process tree (forks share it) */
 	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;

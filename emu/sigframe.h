@@ -35,11 +35,16 @@ static inline unsigned emu_sig_hash(uint64_t ip)
 	return (unsigned)((ip ^ (ip >> 12)) & 4095);
 }
 
-/* Could ip be the entry of a signal handler? (no false negatives) */
+/* Could an ip of hash h be the entry of a signal handler? (no false
+ * negatives) */
+static inline int emu_sig_maybe_h(unsigned h)
+{
+	return (int)((emu_sig.bits[h >> 6] >> (h & 63)) & 1);
+}
+
 static inline int emu_sig_maybe(uint64_t ip)
 {
-	unsigned h = emu_sig_hash(ip);
-	return (int)((emu_sig.bits[h >> 6] >> (h & 63)) & 1);
+	return emu_sig_maybe_h(emu_sig_hash(ip));
 }
 
 /* rt_sigaction(sig, act) succeeded or is about to: act is the guest's

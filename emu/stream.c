@@ -516,7 +516,10 @@ void emu_truth_line(struct emu_thr *t, uint64_t from, uint64_t to, int async)
 	if (t->tlen > EMU_TRUTH_BUF - 128)
 		emu_truth_flush(t);
 	char *p = t->tbuf + t->tlen;
-	p += sprintf(p, "%d\t", (int)t->tid);
+	if (!t->tid_len) /* the line's "tid<TAB>", once */
+		t->tid_len = (uint8_t)snprintf(t->tid_txt, sizeof(t->tid_txt), "%d\t", (int)t->tid);
+	memcpy(p, t->tid_txt, t->tid_len);
+	p += t->tid_len;
 	p = hex(p, from);
 	*p++ = '\t';
 	p = hex(p, to);

@@ -12,29 +12,16 @@
 #include <sys/types.h>
 
 #include "hwt/unit.h"
-
-struct emu_map {
-	struct hwt_stream *st;
-	void *map;
-	size_t len;
-	char path[PATH_MAX];
-};
+#include "unit/emu_link.h"
 
 /* The session's unit_priv of both units (calloc()ed by configure, freed by
  * hwt_emu_a64_close). */
 struct emu_a64_priv {
 	uint64_t config;
 	int raw;
-	char what[32];	 /* unit name for messages: "cs_etm", "arm_spe" */
-	char extra[512]; /* the unit's plugin arguments ("k=v,k=v") */
-	char dir[PATH_MAX];
-	int rfd;
-	pid_t child;
-	int reaped, eof;
-	char line[8192];
-	size_t llen;
-	struct emu_map *maps;
-	size_t nmaps, capmaps;
+	char what[32];		/* unit name for messages: "cs_etm", "arm_spe" */
+	char extra[512];	/* the unit's plugin arguments ("k=v,k=v") */
+	struct hwt_emu_link ln; /* child, pipe, stream files */
 };
 
 /* Fills why/present of info (the caller sets name, pmu_type, formats). */

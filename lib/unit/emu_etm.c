@@ -66,16 +66,6 @@
 #define ETM_TRCAUTHSTATUS 0xccu
 #define ETM_TRACEID(cpu) (0x10u + 2u * (unsigned)(cpu))
 
-static void ring_sizes(const struct hwt_session_config *cfg, uint64_t *aux, uint64_t *data)
-{
-	*aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
-	*data = cfg->data_bytes ? cfg->data_bytes : 512 << 10;
-	if (*aux < 4096)
-		*aux = 4096;
-	if (*data < 4096)
-		*data = 4096;
-}
-
 static int plugin_default(char *out, size_t outlen)
 {
 	char exe[PATH_MAX - 32];
@@ -189,8 +179,7 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 		return HWT_ERR_NOMEM;
 	p->config = cfg;
 	p->raw = raw;
-	p->rfd = -1;
-	p->child = -1;
+	hwt_emu_link_init(&p->ln, 0);
 	snprintf(p->what, sizeof(p->what), "cs_etm");
 	snprintf(p->extra, sizeof(p->extra), "formatted=%d,timestamp=%d,traceid=%u,ncpu=%d", !raw,
 		 !!(cfg & OPT_TS), ETM_TRACEID(0), ETM_NCPU);
@@ -309,11 +298,11 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		return HWT_ERR_INVALID;
 	}
 	const char *tmp = getenv("TMPDIR");
-	snprintf(p->dir, sizeof(p->dir), "%s/hwt-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(p->dir)) {
+	snprintf(p->ln.dir, sizeof(p->ln.dir), "%s/hwt-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(p->ln.dir)) {
 		hwt_session_set_err(s, "cannot create a temporary directory in %s: %s",
 				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		p->dir[0] = 0;
+		p->ln.dir[0] = 0;
 		free_argv(prog);
 		return HWT_ERR_IO;
 	}
@@ -324,9 +313,9 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		return HWT_ERR_IO;
 	}
 	uint64_t aux, data;
-	ring_sizes(cfg, &aux, &data);
+	hwt_emu_ring_sizes(cfg, &aux, &data);
 	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
-	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(rootbuf) + strlen(p->extra) +
+	size_t alen = strlen(plugin) + strlen(p->ln.dir) + strlen(rootbuf) + strlen(p->extra) +
 		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) +
 		      (xargs ? strlen(xargs) : 0) + 512;
 	char *parg = malloc(alen);
@@ -345,7 +334,7 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	}
 	int n = snprintf(
 	    parg, alen, "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,%s",
-	    plugin, p->dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
+	    plugin, p->ln.dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
 	    HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
 	    (unsigned long long)data, cfg->snapshot ? 1 : 0, p->extra);
 	if (rootbuf[0])
@@ -386,119 +375,18 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	free(parg);
 	free_argv(prog);
 	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	p->rfd = pfd[0];
-	p->child = ch;
+	p->ln.rfd = pfd[0];
+	p->ln.child = ch;
 	*pid = ch;
 	return 0;
-}
-
-static void new_stream(struct hwt_session *s, struct emu_a64_priv *p, const char *line)
-{
-	int pid, tid, ppid, ptid, used = 0;
-	if (sscanf(line, "S %d %d %d %d %n", &pid, &tid, &ppid, &ptid, &used) != 4 || !used)
-		return;
-	const char *path = line + used;
-	const struct hwt_session_config *cfg = hwt_session_config(s);
-	uint64_t aux, data;
-	ring_sizes(cfg, &aux, &data);
-	size_t len = 4096 + data + aux;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return;
-	if (p->nmaps == p->capmaps) {
-		size_t cap = p->capmaps ? 2 * p->capmaps : 16;
-		struct emu_map *v = realloc(p->maps, cap * sizeof(*v));
-		if (!v) {
-			munmap(m, len);
-			return;
-		}
-		p->maps = v;
-		p->capmaps = cap;
-	}
-	struct hwt_stream *st = hwt_session_add_stream(s);
-	if (!st) {
-		munmap(m, len);
-		return;
-	}
-	uint8_t *b = m;
-	hwt_ring_attach(&st->ring, b, b + 4096, data, b + 4096 + data, aux, cfg->snapshot);
-	st->pid = pid;
-	st->tid = tid;
-	st->cpu = -1;
-	st->fd = -1;
-	st->id = HWT_EMU_ID_TRACE;
-	st->sb_id = HWT_EMU_ID_SIDEBAND;
-	struct emu_map *em = &p->maps[p->nmaps++];
-	em->st = st;
-	em->map = m;
-	em->len = len;
-	snprintf(em->path, sizeof(em->path), "%s", path);
-	st->unit_priv = em;
-}
-
-static void end_stream(struct emu_a64_priv *p, const char *line)
-{
-	int tid;
-	unsigned long long wait;
-	if (sscanf(line, "E %d %llu", &tid, &wait) != 2)
-		return;
-	for (size_t i = p->nmaps; i-- > 0;)
-		if (p->maps[i].st->tid == tid) {
-			p->maps[i].st->wait_ns = wait;
-			p->maps[i].st->hup = 1;
-			break;
-		}
 }
 
 int hwt_emu_a64_poll(struct hwt_session *s, int timeout_ms)
 {
 	struct emu_a64_priv *p = hwt_session_unit_priv(s);
-	if (!p || p->rfd < 0)
+	if (!p || p->ln.rfd < 0)
 		return HWT_ERR_INVALID;
-	if (!p->eof) {
-		struct pollfd pf = {.fd = p->rfd, .events = POLLIN};
-		(void)poll(&pf, 1, timeout_ms);
-		for (;;) {
-			ssize_t n = read(p->rfd, p->line + p->llen, sizeof(p->line) - 1 - p->llen);
-			if (n == 0) {
-				p->eof = 1;
-				break;
-			}
-			if (n < 0)
-				break;
-			p->llen += (size_t)n;
-			p->line[p->llen] = 0;
-			char *nl;
-			while ((nl = memchr(p->line, '\n', p->llen))) {
-				*nl = 0;
-				if (p->line[0] == 'S')
-					new_stream(s, p, p->line);
-				else if (p->line[0] == 'E')
-					end_stream(p, p->line);
-				size_t used = (size_t)(nl + 1 - p->line);
-				memmove(p->line, nl + 1, p->llen - used);
-				p->llen -= used;
-			}
-			if (p->llen == sizeof(p->line) - 1)
-				p->llen = 0; /* garbage: drop */
-		}
-	} else if (!p->reaped && timeout_ms > 0) {
-		struct timespec ts = {0, 1000000L * (timeout_ms < 20 ? timeout_ms : 20)};
-		nanosleep(&ts, NULL);
-	}
-	if (!p->reaped && p->child > 0) {
-		int st;
-		pid_t w = waitpid(p->child, &st, p->eof ? 0 : WNOHANG);
-		if (w == p->child) {
-			p->reaped = 1;
-			hwt_session_set_exit_status(s, st);
-		}
-	}
-	return p->eof && p->reaped ? 1 : 0;
+	return hwt_emu_link_poll(&p->ln, s, timeout_ms);
 }
 
 /* perf's cs_etm AUXTRACE_INFO, metadata version 1: header (version, PMU
@@ -544,34 +432,8 @@ void hwt_emu_a64_close(struct hwt_session *s)
 	struct emu_a64_priv *p = hwt_session_unit_priv(s);
 	if (!p)
 		return;
-	if (p->child > 0 && !p->reaped) {
-		kill(p->child, SIGKILL);
-		int st;
-		waitpid(p->child, &st, 0);
-	}
-	for (size_t i = 0; i < p->nmaps; i++) {
-		struct hwt_stream *st = p->maps[i].st;
-		munmap(p->maps[i].map, p->maps[i].len);
-		memset(&st->ring, 0, sizeof(st->ring));
-		unlink(p->maps[i].path);
-	}
-	if (p->dir[0]) { /* also streams announced after the last poll */
-		DIR *d = opendir(p->dir);
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			if (strncmp(de->d_name, "s.", 2))
-				continue;
-			char f[PATH_MAX + 300];
-			snprintf(f, sizeof(f), "%s/%s", p->dir, de->d_name);
-			unlink(f);
-		}
-		if (d)
-			closedir(d);
-		rmdir(p->dir);
-	}
-	if (p->rfd >= 0)
-		close(p->rfd);
-	free(p->maps);
+	hwt_emu_link_stop(&p->ln);
+	hwt_emu_link_free(&p->ln, NULL);
 	free(p);
 	hwt_session_set_unit_priv(s, NULL);
 }

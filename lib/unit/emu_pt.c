@@ -39,6 +39,7 @@
 #include "hwt/perf_records.h"
 #include "hwt/pt_packet.h"
 #include "unit/emu_abi.h"
+#include "unit/emu_link.h"
 #include "unit/unit_int.h"
 
 #define EMU_PMU_TYPE 8 /* attr.type of the emulated intel_pt event */
@@ -57,42 +58,15 @@
 #define CFG_CYC_THRESH_SHIFT 19
 #define CFG_PSB_PERIOD_SHIFT 24
 
-struct emu_map {
-	struct hwt_stream *st;
-	void *map;
-	size_t len;
-	struct hwt_emu_box *box;
-	char path[PATH_MAX];
-};
-
 struct emu_priv {
 	uint64_t config;
-	int bts;	/* the emulated intel_bts unit (fmt=bts) */
-	char *fmt_args; /* another unit of the plugin (emu_pebs.c): its arguments */
-	char dir[PATH_MAX];
-	int rfd;
-	pid_t child;
-	int reaped, eof;
-	int fatal_log;	/* qemu writes its fatal-signal trace line to dir/fatal.<tid> */
-	int boxes_done; /* unfinished streams' boxes appended (see emu_abi.h) */
-	int truth_done; /* the streams' truth files joined into the --truth file */
-	char line[8192];
-	size_t llen;
-	struct emu_map *maps;
-	size_t nmaps, capmaps;
+	int bts;		/* the emulated intel_bts unit (fmt=bts) */
+	char *fmt_args;		/* another unit of the plugin (emu_pebs.c): its arguments */
+	int fatal_log;		/* qemu writes its fatal-signal trace line to dir/fatal.<tid> */
+	int boxes_done;		/* unfinished streams' boxes appended (see emu_abi.h) */
+	int truth_done;		/* the streams' truth files joined into the --truth file */
+	struct hwt_emu_link ln; /* child, pipe, stream files */
 };
-
-/* The AUX and data ring sizes of an emulated stream: the session's, or
- * 4 MiB / 512 KiB by default, at least a page each. */
-static void ring_sizes(const struct hwt_session_config *cfg, uint64_t *aux, uint64_t *data)
-{
-	*aux = cfg->aux_bytes ? cfg->aux_bytes : 4 << 20;
-	*data = cfg->data_bytes ? cfg->data_bytes : 512 << 10;
-	if (*aux < 4096)
-		*aux = 4096;
-	if (*data < 4096)
-		*data = 4096;
-}
 
 int hwt_find_program(const char *name, char *out, size_t outlen)
 {
@@ -234,8 +208,7 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 	if (!p)
 		return HWT_ERR_NOMEM;
 	p->config = cfg;
-	p->rfd = -1;
-	p->child = -1;
+	hwt_emu_link_init(&p->ln, HWT_EMU_BOX_BYTES);
 	hwt_session_set_unit_priv(s, p);
 	hwt_perf_attr_intel_pt(hwt_session_attr(s), EMU_PMU_TYPE, cfg);
 	struct perf_event_attr *a = hwt_session_attr(s);
@@ -393,11 +366,11 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		return HWT_ERR_INVALID;
 	}
 	const char *tmp = getenv("TMPDIR");
-	snprintf(p->dir, sizeof(p->dir), "%s/hwt-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(p->dir)) {
+	snprintf(p->ln.dir, sizeof(p->ln.dir), "%s/hwt-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(p->ln.dir)) {
 		hwt_session_set_err(s, "cannot create a temporary directory in %s: %s",
 				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		p->dir[0] = 0;
+		p->ln.dir[0] = 0;
 		free_argv(prog);
 		return HWT_ERR_IO;
 	}
@@ -409,9 +382,9 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	}
 	uint64_t c = p->config;
 	uint64_t aux, data;
-	ring_sizes(cfg, &aux, &data);
+	hwt_emu_ring_sizes(cfg, &aux, &data);
 	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
-	size_t alen = strlen(plugin) + strlen(p->dir) + strlen(kfilter) +
+	size_t alen = strlen(plugin) + strlen(p->ln.dir) + strlen(kfilter) +
 		      (p->fmt_args ? strlen(p->fmt_args) : 0) +
 		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) +
 		      (xargs ? strlen(xargs) : 0) + 512;
@@ -428,7 +401,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		? snprintf(
 		      parg, alen,
 		      "%s,%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d",
-		      plugin, p->fmt_args, p->dir, pfd[1],
+		      plugin, p->fmt_args, p->ln.dir, pfd[1],
 		      (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
 		      HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
 		      cfg->snapshot ? 1 : 0)
@@ -436,7 +409,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		? snprintf(parg, alen,
 			   "%s,fmt=bts,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,"
 			   "snapshot=%d",
-			   plugin, p->dir, pfd[1],
+			   plugin, p->ln.dir, pfd[1],
 			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
 			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
 			   cfg->snapshot ? 1 : 0)
@@ -444,7 +417,7 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 			   "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
 			   "tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
 			   "noretcomp=%d,branch=%d",
-			   plugin, p->dir, pfd[1],
+			   plugin, p->ln.dir, pfd[1],
 			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
 			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
 			   cfg->snapshot ? 1 : 0, !!(c & CFG_TSC), !!(c & CFG_MTC),
@@ -470,8 +443,8 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		return HWT_ERR_NOMEM;
 	}
 	char logarg[PATH_MAX + 16];
-	snprintf(logarg, sizeof(logarg), "%s/fatal.%%d", p->dir);
-	p->fatal_log = !strchr(p->dir, '%') && qemu_logs_fatal(qemu, logarg);
+	snprintf(logarg, sizeof(logarg), "%s/fatal.%%d", p->ln.dir);
+	p->fatal_log = !strchr(p->ln.dir, '%') && qemu_logs_fatal(qemu, logarg);
 	size_t k = 0;
 	qv[k++] = qemu;
 	qv[k++] = "-plugin";
@@ -506,79 +479,16 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	free(parg);
 	free_argv(prog);
 	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	p->rfd = pfd[0];
-	p->child = ch;
+	p->ln.rfd = pfd[0];
+	p->ln.child = ch;
 	*pid = ch;
 	return 0;
-}
-
-static void new_stream(struct hwt_session *s, struct emu_priv *p, const char *line)
-{
-	int pid, tid, ppid, ptid, used = 0;
-	if (sscanf(line, "S %d %d %d %d %n", &pid, &tid, &ppid, &ptid, &used) != 4 || !used)
-		return;
-	const char *path = line + used;
-	const struct hwt_session_config *cfg = hwt_session_config(s);
-	uint64_t aux, data;
-	ring_sizes(cfg, &aux, &data);
-	size_t len = 4096 + data + aux + HWT_EMU_BOX_BYTES;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return;
-	if (p->nmaps == p->capmaps) {
-		size_t cap = p->capmaps ? 2 * p->capmaps : 16;
-		struct emu_map *v = realloc(p->maps, cap * sizeof(*v));
-		if (!v) {
-			munmap(m, len);
-			return;
-		}
-		p->maps = v;
-		p->capmaps = cap;
-	}
-	struct hwt_stream *st = hwt_session_add_stream(s);
-	if (!st) {
-		munmap(m, len);
-		return;
-	}
-	uint8_t *b = m;
-	hwt_ring_attach(&st->ring, b, b + 4096, data, b + 4096 + data, aux, cfg->snapshot);
-	st->pid = pid;
-	st->tid = tid;
-	st->cpu = -1;
-	st->fd = -1;
-	st->id = HWT_EMU_ID_TRACE;
-	st->sb_id = HWT_EMU_ID_SIDEBAND;
-	struct emu_map *em = &p->maps[p->nmaps++];
-	em->st = st;
-	em->map = m;
-	em->len = len;
-	em->box = (struct hwt_emu_box *)(b + 4096 + data + aux);
-	snprintf(em->path, sizeof(em->path), "%s", path);
-	st->unit_priv = em;
-}
-
-static void end_stream(struct emu_priv *p, const char *line)
-{
-	int tid;
-	unsigned long long wait;
-	if (sscanf(line, "E %d %llu", &tid, &wait) != 2)
-		return;
-	for (size_t i = p->nmaps; i-- > 0;)
-		if (p->maps[i].st->tid == tid) {
-			p->maps[i].st->wait_ns = wait;
-			p->maps[i].st->hup = 1;
-			break;
-		}
 }
 
 /* A dead thread's stream truth file (<stream>.truth) made exactly the
  * box's published length: the lines the file lacks from the box, the
  * lines written ahead of the published state cut off (emu_abi.h). */
-static void finish_truth(const struct emu_map *m, const struct hwt_emu_box *b,
+static void finish_truth(const struct hwt_emu_map *m, const struct hwt_emu_box *b,
 			 const struct hwt_emu_box_state *st)
 {
 	char path[PATH_MAX + 8];
@@ -610,7 +520,7 @@ static void finish_truth(const struct emu_map *m, const struct hwt_emu_box *b,
  * bytes the AUX ring does not have yet, the pending TNT bits and the end
  * packets; its truth file.  1 when done, 0 when the AUX ring has no room
  * yet (full mode: the session drains it first). */
-static int append_box(struct hwt_session *s, struct emu_map *m)
+static int append_box(struct hwt_session *s, struct hwt_emu_map *m)
 {
 	struct hwt_emu_box *b = m->box;
 	if (!b || __atomic_load_n(&b->magic, __ATOMIC_ACQUIRE) != HWT_EMU_BOX_MAGIC)
@@ -681,9 +591,9 @@ static void join_truth(struct hwt_session *s, struct emu_priv *p)
 		return;
 	}
 	char *buf = malloc(1 << 20);
-	for (size_t i = 0; buf && i < p->nmaps; i++) {
+	for (size_t i = 0; buf && i < p->ln.nmaps; i++) {
 		char path[PATH_MAX + 8];
-		snprintf(path, sizeof(path), "%s.truth", p->maps[i].path);
+		snprintf(path, sizeof(path), "%s.truth", p->ln.maps[i].path);
 		int in = open(path, O_RDONLY | O_CLOEXEC);
 		ssize_t k;
 		while (in >= 0 && (k = read(in, buf, 1 << 20)) > 0) {
@@ -706,14 +616,14 @@ static void join_truth(struct hwt_session *s, struct emu_priv *p)
  * qemu_logs_fatal): the one of the launched process is the session's. */
 static void read_fatal(struct hwt_session *s, struct emu_priv *p)
 {
-	DIR *d = opendir(p->dir);
+	DIR *d = opendir(p->ln.dir);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		int tid, sig;
 		if (sscanf(de->d_name, "fatal.%d", &tid) != 1)
 			continue;
 		char f[PATH_MAX + 300], line[512] = "";
-		snprintf(f, sizeof(f), "%s/%s", p->dir, de->d_name);
+		snprintf(f, sizeof(f), "%s/%s", p->ln.dir, de->d_name);
 		FILE *fp = fopen(f, "re");
 		if (!fp)
 			continue;
@@ -723,11 +633,11 @@ static void read_fatal(struct hwt_session *s, struct emu_priv *p)
 			if (!at || sscanf(at, " signal %d", &sig) != 1 || sig <= 0)
 				continue;
 			pid_t pid = -1;
-			for (size_t i = 0; i < p->nmaps; i++)
-				if (p->maps[i].st->tid == tid)
-					pid = p->maps[i].st->pid;
-			if (pid == p->child || pid < 0)
-				hwt_session_set_fatal(s, pid < 0 ? p->child : pid, tid, sig);
+			for (size_t i = 0; i < p->ln.nmaps; i++)
+				if (p->ln.maps[i].st->tid == tid)
+					pid = p->ln.maps[i].st->pid;
+			if (pid == p->ln.child || pid < 0)
+				hwt_session_set_fatal(s, pid < 0 ? p->ln.child : pid, tid, sig);
 		}
 		fclose(fp);
 	}
@@ -738,56 +648,18 @@ static void read_fatal(struct hwt_session *s, struct emu_priv *p)
 static int emu_poll(struct hwt_session *s, int timeout_ms)
 {
 	struct emu_priv *p = hwt_session_unit_priv(s);
-	if (!p || p->rfd < 0)
+	if (!p || p->ln.rfd < 0)
 		return HWT_ERR_INVALID;
-	if (!p->eof) {
-		struct pollfd pf = {.fd = p->rfd, .events = POLLIN};
-		(void)poll(&pf, 1, timeout_ms);
-		for (;;) {
-			ssize_t n = read(p->rfd, p->line + p->llen, sizeof(p->line) - 1 - p->llen);
-			if (n == 0) {
-				p->eof = 1;
-				break;
-			}
-			if (n < 0)
-				break;
-			p->llen += (size_t)n;
-			p->line[p->llen] = 0;
-			char *nl;
-			while ((nl = memchr(p->line, '\n', p->llen))) {
-				*nl = 0;
-				if (p->line[0] == 'S')
-					new_stream(s, p, p->line);
-				else if (p->line[0] == 'E')
-					end_stream(p, p->line);
-				size_t used = (size_t)(nl + 1 - p->line);
-				memmove(p->line, nl + 1, p->llen - used);
-				p->llen -= used;
-			}
-			if (p->llen == sizeof(p->line) - 1)
-				p->llen = 0; /* garbage: drop */
-		}
-	} else if (!p->reaped && timeout_ms > 0) {
-		struct timespec ts = {0, 1000000L * (timeout_ms < 20 ? timeout_ms : 20)};
-		nanosleep(&ts, NULL);
-	}
-	if (!p->reaped && p->child > 0) {
-		int st;
-		pid_t w = waitpid(p->child, &st, p->eof ? 0 : WNOHANG);
-		if (w == p->child) {
-			p->reaped = 1;
-			hwt_session_set_exit_status(s, st);
-		}
-	}
-	if (!(p->eof && p->reaped))
+	hwt_emu_link_poll(&p->ln, s, timeout_ms);
+	if (!(p->ln.eof && p->ln.reaped))
 		return 0;
 	/* Every traced process is gone: the streams without an end line
 	 * belong to threads killed by a signal; their boxes hold the trace
 	 * and truth they had not written out yet. */
 	if (!p->boxes_done) {
 		int all = 1;
-		for (size_t i = 0; i < p->nmaps; i++)
-			if (!p->maps[i].st->hup && !append_box(s, &p->maps[i]))
+		for (size_t i = 0; i < p->ln.nmaps; i++)
+			if (!p->ln.maps[i].st->hup && !append_box(s, &p->ln.maps[i]))
 				all = 0;
 		if (!all)
 			return 0; /* the session drains the rings, then we go on */
@@ -829,36 +701,10 @@ static void emu_close(struct hwt_session *s)
 	struct emu_priv *p = hwt_session_unit_priv(s);
 	if (!p)
 		return;
-	if (p->child > 0 && !p->reaped) {
-		kill(p->child, SIGKILL);
-		int st;
-		waitpid(p->child, &st, 0);
-	}
+	hwt_emu_link_stop(&p->ln);
 	join_truth(s, p); /* a session that stopped early: what the files have */
-	for (size_t i = 0; i < p->nmaps; i++) {
-		struct hwt_stream *st = p->maps[i].st;
-		munmap(p->maps[i].map, p->maps[i].len);
-		memset(&st->ring, 0, sizeof(st->ring));
-		unlink(p->maps[i].path);
-	}
-	if (p->dir[0]) { /* also streams announced after the last poll */
-		DIR *d = opendir(p->dir);
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			if (strncmp(de->d_name, "s.", 2) && strncmp(de->d_name, "fatal.", 6))
-				continue;
-			char f[PATH_MAX + 300];
-			snprintf(f, sizeof(f), "%s/%s", p->dir, de->d_name);
-			unlink(f);
-		}
-		if (d)
-			closedir(d);
-		rmdir(p->dir);
-	}
-	if (p->rfd >= 0)
-		close(p->rfd);
+	hwt_emu_link_free(&p->ln, "fatal.");
 	free(p->fmt_args);
-	free(p->maps);
 	free(p);
 	hwt_session_set_unit_priv(s, NULL);
 }
@@ -906,8 +752,7 @@ static int bts_configure(struct hwt_session *s, const char *terms, char *err, si
 	if (!p)
 		return HWT_ERR_NOMEM;
 	p->bts = 1;
-	p->rfd = -1;
-	p->child = -1;
+	hwt_emu_link_init(&p->ln, HWT_EMU_BOX_BYTES);
 	hwt_session_set_unit_priv(s, p);
 	struct perf_event_attr *a = hwt_session_attr(s);
 	hwt_perf_attr_intel_pt(a, EMU_BTS_PMU_TYPE, 0);
@@ -959,8 +804,7 @@ int hwt_emu_x86_configure(struct hwt_session *s, const char *plugin_args)
 		free(p);
 		return HWT_ERR_NOMEM;
 	}
-	p->rfd = -1;
-	p->child = -1;
+	hwt_emu_link_init(&p->ln, HWT_EMU_BOX_BYTES);
 	hwt_session_set_unit_priv(s, p);
 	return 0;
 }

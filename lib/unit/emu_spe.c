@@ -144,8 +144,7 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 	if (!p)
 		return HWT_ERR_NOMEM;
 	p->config = cfg;
-	p->rfd = -1;
-	p->child = -1;
+	hwt_emu_link_init(&p->ln, 0);
 	snprintf(p->what, sizeof(p->what), "arm_spe");
 	snprintf(p->extra, sizeof(p->extra),
 		 "spe=1,spe_period=%llu,spe_jitter=%d,spe_ld=%d,spe_st=%d,spe_br=%d,"

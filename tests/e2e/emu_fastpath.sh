@@ -1,19 +1,21 @@
 #!/bin/bash
-# tests/e2e/emu_fastpath.sh - the emulated Intel PT unit's block log and
-# encoder (emu/fastpath.c) write exactly the bytes of the per-block
-# reference path (plugin argument encoder=sync: every packet built on the
-# program's thread at every block, the code path of earlier versions).
+# tests/e2e/emu_fastpath.sh - the emulated Intel PT unit's fast paths write
+# exactly the bytes of the per-block reference path (plugin argument
+# encoder=ref: step() for every block on the program's thread): the
+# default encoder=sync (tb_fast takes the common blocks, emu/plugin.c) and
+# the block log with its encoder (emu/fastpath.c: encoder=thread, inline).
 # Oracle: the reference run of the same program with the same environment.
 #   - plugin alone: the raw PT stream (raw=) and the truth lines are equal
-#     byte for byte, for encoder=thread and encoder=inline, with perf's
+#     byte for byte, for encoder=sync, thread and inline, with perf's
 #     default terms and with CYC, no RET compression, frequent PSB+/MTC,
 #     no timing; programs: gzip (~10^7 blocks, Jcc-dense), sort and awk
 #     (calls, returns, indirect branches);
 #   - hwt record: the AUX stream (hwt dump) and the truth of programs that
 #     die of SIGSEGV and of abort() are equal: the trace up to the fault is
-#     in the stream (the encoder drains the block log on the host fault).
+#     in the stream (on the host fault the encoder drains the block log, and
+#     encoder=sync publishes its last block).
 # Only programs whose control flow does not depend on timing can be
-# compared this way (threads and SIGCHLD make two encoder=sync runs
+# compared this way (threads and SIGCHLD make two encoder=ref runs
 # differ); emu_plugin.sh, emu_record.sh, bts_record.sh and flight.sh check
 # threads, forks, signals and a crash in a second thread against the
 # truth with the default encoder.
@@ -73,7 +75,7 @@ per_thread() {
 	sort -s -t"$(printf '\t')" -k1,1n "$1" | cut -f2-
 }
 
-# plugin NAME ARGS CMD...: encoder=sync vs thread and inline (ARGS with
+# plugin NAME ARGS CMD...: encoder=ref vs sync, thread and inline (ARGS with
 # truth=1: the truth lines too)
 plugin() {
 	local name=$1 args=$2
@@ -83,22 +85,22 @@ plugin() {
 	local exe
 	exe=$(type -P "$1")
 	local m
-	for m in sync thread inline; do
+	for m in ref sync thread inline; do
 		mkdir -p "$T/$name.$m"
 		(cd "$T" && "$QEMU" -plugin "$PLUGIN,encoder=$m,raw=$T/$name.$m/raw${truth:+,truth=$T/$name.$m/truth}$args" \
 			-- "$exe" "${@:2}" >"$T/$name.$m/out" 2>"$T/$name.$m/err")
 		echo $? >"$T/$name.$m/rc"
 	done
-	for m in thread inline; do
-		if ! cmp -s "$T/$name.sync/out" "$T/$name.$m/out" ||
-			! cmp -s "$T/$name.sync/rc" "$T/$name.$m/rc"; then
-			fail "${name}_$m" "output or exit status differs from encoder=sync ($(head -2 "$T/$name.$m/err"))"
+	for m in sync thread inline; do
+		if ! cmp -s "$T/$name.ref/out" "$T/$name.$m/out" ||
+			! cmp -s "$T/$name.ref/rc" "$T/$name.$m/rc"; then
+			fail "${name}_$m" "output or exit status differs from encoder=ref ($(head -2 "$T/$name.$m/err"))"
 			continue
 		fi
-		same_streams "${name}_$m" "$T/$name.sync" "$T/$name.$m" || continue
+		same_streams "${name}_$m" "$T/$name.ref" "$T/$name.$m" || continue
 		local bytes
-		bytes=$(cat "$T/$name.sync"/raw.[0-9]*.[0-9]* | wc -c)
-		pass "${name}_$m ($bytes trace bytes as encoder=sync${truth:+, and $(wc -l <"$T/$name.sync/truth") truth lines})"
+		bytes=$(cat "$T/$name.ref"/raw.[0-9]*.[0-9]* | wc -c)
+		pass "${name}_$m ($bytes trace bytes as encoder=ref${truth:+, and $(wc -l <"$T/$name.ref/truth") truth lines})"
 	done
 	rm -rf "$T/$name".*
 }
@@ -113,28 +115,30 @@ seq 1 20000 | sed 's/1/x/g' | tac >"$T/lines.txt"
 plugin fp_sort ",truth=1" sort --parallel=1 "$T/lines.txt"
 plugin fp_awk ",truth=1" awk '{ n[length($0)]++ } END { for (k in n) print k, n[k] }' "$T/lines.txt"
 
-# record NAME PROG: hwt record with encoder=sync vs thread (the default)
+# record NAME PROG: hwt record with encoder=ref vs sync (the default) and
+# thread
 record() {
 	local name=$1 prog=$2
 	local m
-	for m in sync thread; do
+	for m in ref sync thread; do
 		mkdir -p "$T/$name.$m"
 		HWT_EMU_ENCODER=$m "$HWT" record --emulate --truth "$T/$name.$m/truth" \
 			-o "$T/$name.$m/rec.data" -- "$prog" >/dev/null 2>"$T/$name.$m/err"
 		echo $? >"$T/$name.$m/rc"
 		"$HWT" dump "$T/$name.$m/rec.data" 2>&1 | sed 's/^# stream \([0-9]*\): tid [0-9]*/# stream \1/' >"$T/$name.$m/dump"
 	done
-	if ! cmp -s "$T/$name.sync/rc" "$T/$name.thread/rc"; then
-		fail "$name" "exit status $(cat "$T/$name.thread/rc"), encoder=sync $(cat "$T/$name.sync/rc")"
-	elif ! cmp -s "$T/$name.sync/dump" "$T/$name.thread/dump"; then
-		fail "$name" "the AUX stream differs from encoder=sync's: $(diff "$T/$name.sync/dump" "$T/$name.thread/dump" | head -3 | tr '\n' ' ')"
-	elif ! cmp -s <(per_thread "$T/$name.sync/truth") <(per_thread "$T/$name.thread/truth"); then
-		fail "$name" "truth differs from encoder=sync's"
-	else
-		pass "$name (exit $(cat "$T/$name.sync/rc"), $(grep -c '^[0-9a-f]' "$T/$name.sync/dump") packets as encoder=sync)"
-	fi
+	for m in sync thread; do
+		if ! cmp -s "$T/$name.ref/rc" "$T/$name.$m/rc"; then
+			fail "${name}_$m" "exit status $(cat "$T/$name.$m/rc"), encoder=ref $(cat "$T/$name.ref/rc")"
+		elif ! cmp -s "$T/$name.ref/dump" "$T/$name.$m/dump"; then
+			fail "${name}_$m" "the AUX stream differs from encoder=ref's: $(diff "$T/$name.ref/dump" "$T/$name.$m/dump" | head -3 | tr '\n' ' ')"
+		elif ! cmp -s <(per_thread "$T/$name.ref/truth") <(per_thread "$T/$name.$m/truth"); then
+			fail "${name}_$m" "truth differs from encoder=ref's"
+		else
+			pass "${name}_$m (exit $(cat "$T/$name.ref/rc"), $(grep -c '^[0-9a-f]' "$T/$name.ref/dump") packets as encoder=ref)"
+		fi
+	done
 }
-
 for p in crash_chain crash_abort; do
 	if ! cc -g -O1 -pthread -o "$T/$p" "tests/e2e/progs/$p.c" 2>"$T/cc.err"; then
 		fail "fp_$p" "cannot build tests/e2e/progs/$p.c: $(head -2 "$T/cc.err")"

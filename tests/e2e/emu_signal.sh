@@ -14,7 +14,8 @@
 #    amount of the program's CPU time, no timing assertion; 8 under the
 #    sanitizers): SIGINT to hwt record (Ctrl-C) or SIGTERM / SIGKILL to the
 #    program itself, over programs with and without a SIGINT handler and
-#    with threads, all with the default (encoder thread) block log: the
+#    with threads, two in three with the default encoder (sync) and the
+#    others with the block log and its encoder thread (encoder=thread): the
 #    program must not have finished by itself (exit status not 0), perf
 #    script --itrace=be reports no error, hwt script no gap, and both give
 #    exactly the truth's branches.
@@ -122,7 +123,8 @@ seq 1 140000 | sed 's/1/x/g' >"$T/lines.txt"
 stop_run() {
 	local i=$1 d=$T/stop$1
 	mkdir -p "$d"
-	local ticks how cmd
+	local ticks how cmd enc=sync
+	[ $((i % 3)) = 2 ] && enc=thread
 	ticks=$((10 + (i * 7 % 20) * 3 / 2)) # 10..38 ticks of qemu's CPU time
 	case $((i % 4)) in
 	0) cmd=(gzip -1 -c big.bin) ;;         # SIGINT handler: cleans up, exits
@@ -135,7 +137,7 @@ stop_run() {
 	4) how=KILL ;;
 	*) how=INT ;; # to hwt record: Ctrl-C
 	esac
-	(cd "$T" && exec "$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- \
+	(cd "$T" && HWT_EMU_ENCODER=$enc exec "$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- \
 		"${cmd[@]}" >/dev/null 2>"$d/err") &
 	local rec=$! q t=0 used=
 	while [ -z "$used" ] && kill -0 $rec 2>/dev/null; do
@@ -157,7 +159,7 @@ stop_run() {
 	fi
 	wait $rec
 	local rc=$?
-	local name="emu_signal_stop_$i (${cmd[0]}, SIG$how after ${ticks} ticks of CPU)"
+	local name="emu_signal_stop_$i (${cmd[0]}, SIG$how after ${ticks} ticks of CPU, encoder=$enc)"
 	if [ -z "$used" ] || [ $rc = 0 ]; then
 		fail "$name" "the program ended by itself (status $rc) before the stop: not a stop mid-run; $(grep -v '^\[' "$d/err" | head -2)"
 		return
