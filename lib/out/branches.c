@@ -90,52 +90,44 @@ void hwt_out_sym(struct hwt_outbuf *o, const char *sym, uint64_t off)
 	hwt_out_hex(o, off);
 }
 
-/* The time at p (32 bytes of room): "seconds.nanoseconds".  Consecutive
- * lines mostly carry the same time: its text is kept in o. */
-static inline size_t put_time(struct hwt_outbuf *o, char *p, uint64_t ns)
+void hwt_out_time_set(struct hwt_outbuf *o, uint64_t ns)
 {
-	if (__builtin_expect(!o->tlen || o->tlast != ns, 0)) {
-		char *t = o->ttext;
-		size_t n = hwt_fmt_dec(t, ns / 1000000000u);
-		unsigned f = (unsigned)(ns % 1000000000u);
-		t[n] = '.';
-		t[n + 1] = (char)('0' + f / 100000000u);
-		f %= 100000000u;
-		for (int i = 3; i >= 0; i--, f /= 100)
-			memcpy(t + n + 2 + 2 * i, hwt_fmt_dec2 + 2 * (f % 100), 2);
-		o->tlen = (uint8_t)(n + 10);
-		o->tlast = ns;
-	}
-	memcpy(p, o->ttext, sizeof(o->ttext));
-	return o->tlen;
+	char *t = o->ttext;
+	size_t n = hwt_fmt_dec(t, ns / 1000000000u);
+	unsigned f = (unsigned)(ns % 1000000000u);
+	t[n] = '.';
+	t[n + 1] = (char)('0' + f / 100000000u);
+	f %= 100000000u;
+	for (int i = 3; i >= 0; i--, f /= 100)
+		memcpy(t + n + 2 + 2 * i, hwt_fmt_dec2 + 2 * (f % 100), 2);
+	o->tlen = (uint8_t)(n + 10);
+	o->tlast = ns;
 }
 
 void hwt_out_time_ns(struct hwt_outbuf *o, uint64_t ns)
 {
 	char *p = hwt_outbuf_room(o, 32);
-	o->len += put_time(o, p, ns);
+	o->len += hwt_fmt_time(o, p, ns);
 }
 
-enum { PFX_TSV = 1, PFX_TEXT = 2 };
-
-/* The line's thread prefix at p (16 bytes of room): "TID\t" (tsv) or
- * "%7u " (text), kept in o for the next line of the same thread. */
-static inline size_t put_prefix(struct hwt_outbuf *o, char *p, uint32_t tid, uint8_t kind)
+void hwt_out_head(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ns)
 {
-	if (__builtin_expect(o->pkind != kind || o->ptid != tid, 0)) {
-		char *t = o->ptext;
-		size_t n = 0;
-		if (kind == PFX_TEXT)
-			for (size_t d = hwt_fmt_dec(t, tid); d < 7; d++)
-				t[n++] = ' ';
-		n += hwt_fmt_dec(t + n, tid);
-		t[n++] = kind == PFX_TEXT ? ' ' : '\t';
-		o->plen = (uint8_t)n;
-		o->pkind = kind;
-		o->ptid = tid;
-	}
-	memcpy(p, o->ptext, sizeof(o->ptext));
-	return o->plen;
+	char *p = hwt_outbuf_room(o, HWT_OUT_HEAD);
+	o->len += hwt_fmt_head(o, p, tid, have_time, ns);
+}
+
+void hwt_out_prefix_set(struct hwt_outbuf *o, uint32_t tid, int kind)
+{
+	char *t = o->ptext;
+	size_t n = 0;
+	if (kind == HWT_OUT_PFX_TEXT)
+		for (size_t d = hwt_fmt_dec(t, tid); d < 7; d++)
+			t[n++] = ' ';
+	n += hwt_fmt_dec(t + n, tid);
+	t[n++] = kind == HWT_OUT_PFX_TEXT ? ' ' : '\t';
+	o->plen = (uint8_t)n;
+	o->pkind = (uint8_t)kind;
+	o->ptid = tid;
 }
 
 static const char *const kind_names[HWT_BR_NKINDS] = {"jcc",   "jmp", "ijmp", "call",
@@ -191,7 +183,7 @@ static inline char *put_tsv(char *q, uint64_t from, uint64_t to, unsigned kind)
 void hwt_out_branch_tsv(struct hwt_outbuf *o, uint32_t tid, uint64_t from, uint64_t to, int kind)
 {
 	char *p = hwt_outbuf_room(o, TSV_LINE), *q = p;
-	q += put_prefix(o, q, tid, PFX_TSV);
+	q += hwt_fmt_prefix(o, q, tid, HWT_OUT_PFX_TSV);
 	q = put_tsv(q, from, to, kind >= 0 ? (unsigned)kind : HWT_BR_NKINDS);
 	o->len += (size_t)(q - p);
 }
@@ -202,7 +194,7 @@ void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_d
 	/* the prefix once; lines in runs that fit in the buffer, with no
 	 * check per line */
 	char pfx[16];
-	size_t pl = put_prefix(o, pfx, tid, PFX_TSV);
+	size_t pl = hwt_fmt_prefix(o, pfx, tid, HWT_OUT_PFX_TSV);
 	while (n) {
 		if (o->cap - o->len < TSV_LINE)
 			hwt_outbuf_flush(o);
@@ -235,12 +227,7 @@ static void hwt_out_branch_text_slow(struct hwt_outbuf *o, uint32_t tid, int hav
 				     uint64_t time_ns, int kind, const struct hwt_out_loc *from,
 				     const struct hwt_out_loc *to)
 {
-	hwt_out_dec(o, tid, 7);
-	hwt_out_char(o, ' ');
-	if (have_time) {
-		hwt_out_time_ns(o, time_ns);
-		hwt_out_char(o, ' ');
-	}
+	hwt_out_head(o, tid, have_time, time_ns);
 	const char *k = hwt_branch_kind_name(kind);
 	hwt_out_str(o, k);
 	for (size_t i = strlen(k); i < 6; i++)
@@ -282,11 +269,7 @@ void hwt_out_branch_text(struct hwt_outbuf *o, uint32_t tid, int have_time, uint
 	}
 	char *p = hwt_outbuf_room(o, 16 + 32 + 8 + 2 * (18 + 2 + 1024 + 1 + 18 + 1) + 4 + 1),
 	     *q = p;
-	q += put_prefix(o, q, tid, PFX_TEXT);
-	if (have_time) {
-		q += put_time(o, q, time_ns);
-		*q++ = ' ';
-	}
+	q += hwt_fmt_head(o, q, tid, have_time, time_ns);
 	static const char kinds[HWT_BR_NKINDS + 1][8] = {"jcc   ", "jmp   ", "ijmp  ",
 							 "call  ", "icall ", "ret   ",
 							 "far   ", "async ", "?     "};

@@ -25,7 +25,7 @@ struct hwt_outbuf {
 	/* hwt_out_time_ns: text of the last time printed (tlen 0: none) */
 	uint64_t tlast;
 	uint8_t tlen;
-	char ttext[31];
+	char ttext[32];
 	/* the line prefix of the last thread printed (pkind 0: none; else
 	 * which format: "TID\t" of tsv, "%7u " of text) */
 	uint32_t ptid;
@@ -135,6 +135,44 @@ static inline size_t hwt_fmt_dec(char *p, uint64_t v)
 	return n;
 }
 
+/* The time of a line: "seconds.nanoseconds" of a perf clock value, kept
+ * in o (consecutive lines mostly carry the same time); hwt_fmt_time
+ * writes 32 bytes. */
+void hwt_out_time_set(struct hwt_outbuf *o, uint64_t ns);
+static inline size_t hwt_fmt_time(struct hwt_outbuf *o, char *p, uint64_t ns)
+{
+	if (__builtin_expect(!o->tlen || o->tlast != ns, 0))
+		hwt_out_time_set(o, ns);
+	memcpy(p, o->ttext, 32);
+	return o->tlen;
+}
+
+/* The thread prefix of a line, kept in o: "TID\t" (tsv) or "%7u " (text);
+ * hwt_fmt_prefix writes 16 bytes. */
+enum { HWT_OUT_PFX_TSV = 1, HWT_OUT_PFX_TEXT = 2 };
+void hwt_out_prefix_set(struct hwt_outbuf *o, uint32_t tid, int kind);
+static inline size_t hwt_fmt_prefix(struct hwt_outbuf *o, char *p, uint32_t tid, int kind)
+{
+	if (__builtin_expect(o->pkind != kind || o->ptid != tid, 0))
+		hwt_out_prefix_set(o, tid, kind);
+	memcpy(p, o->ptext, 16);
+	return o->plen;
+}
+
+/* The head of text lines: "%7u " and, with have_time, "TIME "; writes
+ * up to HWT_OUT_HEAD bytes. */
+#define HWT_OUT_HEAD (16 + 32 + 1)
+static inline size_t hwt_fmt_head(struct hwt_outbuf *o, char *p, uint32_t tid, int have_time,
+				  uint64_t ns)
+{
+	size_t n = hwt_fmt_prefix(o, p, tid, HWT_OUT_PFX_TEXT);
+	if (have_time) {
+		n += hwt_fmt_time(o, p + n, ns);
+		p[n++] = ' ';
+	}
+	return n;
+}
+
 int hwt_outbuf_init(struct hwt_outbuf *o, int fd, size_t cap);
 /* Flush and free the buffer (the fd stays open).  Returns o->err. */
 int hwt_outbuf_fini(struct hwt_outbuf *o);
@@ -175,8 +213,10 @@ void hwt_out_hex(struct hwt_outbuf *o, uint64_t v);
 void hwt_out_dec(struct hwt_outbuf *o, uint64_t v, int width);
 /* "sym+0xoff" or "[unknown]" (sym NULL). */
 void hwt_out_sym(struct hwt_outbuf *o, const char *sym, uint64_t off);
-/* Time: seconds.nanoseconds of a perf clock value, "tsc:N" of a raw TSC. */
+/* Time: seconds.nanoseconds of a perf clock value. */
 void hwt_out_time_ns(struct hwt_outbuf *o, uint64_t ns);
+/* "%7u " and, with have_time, "TIME " (hwt_fmt_head). */
+void hwt_out_head(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ns);
 
 /* Branch kinds (enum hwt_branch_kind), hwt_branch_kind_name and
  * hwt_branch_kind_of (branches.c) are public: hwt/decode.h. */
