@@ -31,6 +31,9 @@
 #   flow-parallel: -j1 S1 s, -jN SN s, speedup S1/SN on N cores (...: the
 #           same for the whole hwt script command)
 #   script-rss: -j1 M1 MB, -jN MN MB (small trace: -j1 MS MB)
+#   script-fmt: tsv T ns, ..., insn I ns per line: the formatters of
+#           hwt script alone (bench/bench_hwt_fmt: lines of branches taken
+#           from the small recording, formatted into the output buffer)
 # where flow-decode's parenthesis says FAIL if the two decoders disagree
 # on the number of instructions.
 set -u
@@ -126,3 +129,8 @@ awk -v a="$dec1_s" -v b="$decn_s" -v c="$par1_s" -v d="$parn_s" -v n="$NCPU" -v 
 awk -v a="$rss1" -v b="$rssn" -v c="$rss_small" -v n="$NCPU" 'BEGIN {
 	printf "script-rss: -j1 %.1f MB, -j%d %.1f MB (small trace: -j1 %.1f MB; peak RSS of hwt script --branches --format tsv)\n", a / 1024, n, b / 1024, c / 1024
 }'
+HFMT=$B/bench/bench_hwt_fmt
+if [ -x "$HFMT" ]; then
+	"$HFMT" "$C/flow-small.data" 2000000 0.5 2>/dev/null | awk '$1 == "fmt" { s = s sprintf("%s%s %.1f", (s ? ", " : ""), $2, $4) }
+	END { if (s) printf "script-fmt: %s ns per line (the lib/out formatters alone on 2 M branches of the small recording, into the output buffer; CPU time; bench/bench_hwt_fmt)\n", s }'
+fi

@@ -91,12 +91,7 @@ int main(int argc, char **argv)
 	opt.cache = cache;
 	opt.no_path_cache = (uint8_t)no_paths;
 	struct hwt_pt_batch b;
-	memset(&b, 0, sizeof(b));
-	b.size = sizeof(b);
-	b.entries = ent;
-	b.cap = CAP;
-	b.events = evs;
-	b.ev_cap = EVCAP;
+	hwt_pt_batch_init(&b, ent, CAP, evs, EVCAP);
 	b.want_time = (uint8_t)want_time;
 	uint64_t bytes = 0, branches = 0, insns = 0;
 	int ret = 0;

@@ -126,6 +126,25 @@ static void p_branches_tsv(void *arg, struct hwt_dec_thread *t, const struct hwt
 static void p_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 		     const struct hwt_image *img, int have_time, uint64_t time_ns);
 
+/* --branches (text) without --srcline: both ends symbolized, one
+ * formatter call a line, nothing else per line */
+static void p_branches_text(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_branch *br,
+			    size_t n, const struct hwt_image *img)
+{
+	struct printer *pr = arg;
+	struct hwt_out_loc lf = {0}, lt = {0};
+	uint32_t tid = t->tid;
+	int time = pr->time;
+	for (size_t i = 0; i < n; i++) {
+		lf.ip = br[i].from;
+		lf.sym = sp_symbol(pr->sc, img, lf.ip, &lf.off);
+		lt.ip = br[i].to;
+		lt.sym = sp_symbol(pr->sc, img, lt.ip, &lt.off);
+		hwt_out_branch_text(&pr->o, tid, time && br[i].have_time, br[i].time_ns, br[i].kind,
+				    &lf, &lt);
+	}
+}
+
 static void p_branches(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_branch *br,
 		       size_t n, const struct hwt_image *img)
 {
@@ -306,9 +325,10 @@ int hwt_script_perf(int argc, char **argv)
 	    .sample = p_sample,
 	    .thread_free = thread_free,
 	    /* taken branches in arrays (the same lines, fewer calls) */
-	    .branches = pr.mode == M_BRANCHES && pr.tsv ? p_branches_tsv
-			: pr.mode != M_INSN		? p_branches
-							: NULL,
+	    .branches = pr.mode == M_BRANCHES && pr.tsv	  ? p_branches_tsv
+			: pr.mode == M_BRANCHES && !pr.sl ? p_branches_text
+			: pr.mode != M_INSN		  ? p_branches
+							  : NULL,
 	};
 	/* not when the output goes to the same terminal */
 	struct progress *pg = progress_start("script", input, progress && !isatty(STDOUT_FILENO));

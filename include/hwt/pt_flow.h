@@ -384,6 +384,13 @@ struct hwt_pt_batch {
 	size_t n, nev; /* out: entries and events filled */
 };
 
+/* Set up b for hwt_pt_block_batch: zeroed, its size, the caller's arrays
+ * (entries: cap >= 2, or 3 with have_stop; events: ev_cap >= 1); the
+ * options (want_time, have_stop/stop_ip, past_end) stay 0 for the caller
+ * to set. */
+void hwt_pt_batch_init(struct hwt_pt_batch *b, struct hwt_pt_entry *entries, size_t cap,
+		       struct hwt_pt_event *events, size_t ev_cap);
+
 /* Fill b->entries (and b->events) from the decoder's current position.
  * Returns 1 when more may follow, 0 after the HWT_PTE_END entry, or a
  * negative error for bad arguments (nothing filled). */

@@ -11,18 +11,34 @@ void hwt_out_insn(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ti
 		  const struct hwt_out_loc *at, int disasm, const uint8_t *raw, unsigned size,
 		  int mode)
 {
-	hwt_out_dec(o, tid, 7);
-	hwt_out_char(o, ' ');
-	if (have_time) {
-		hwt_out_time_ns(o, time_ns);
-		hwt_out_char(o, ' ');
+	size_t sl = at->sym ? strlen(at->sym) : 0;
+	int dis = disasm && raw && size;
+	if (!dis && !at->src && sl <= 1024) {
+		/* the whole line in one reservation */
+		char *p = hwt_outbuf_room(o, HWT_OUT_HEAD + 18 + 1 + 1024 + 1 + 18 + 1), *q = p;
+		q += hwt_fmt_head(o, q, tid, have_time, time_ns);
+		q += hwt_fmt_hex(q, at->ip);
+		*q++ = ' ';
+		if (at->sym) {
+			memcpy(q, at->sym, sl);
+			q += sl;
+			*q++ = '+';
+			q += hwt_fmt_hex(q, at->off);
+		} else {
+			memcpy(q, "[unknown]", 9);
+			q += 9;
+		}
+		*q++ = '\n';
+		o->len += (size_t)(q - p);
+		return;
 	}
+	hwt_out_head(o, tid, have_time, time_ns);
 	hwt_out_hex(o, at->ip);
 	hwt_out_char(o, ' ');
 	hwt_out_sym(o, at->sym, at->off);
 	if (at->src)
 		hwt_out_src(o, at);
-	if (disasm && raw && size) {
+	if (dis) {
 		ZydisDisassembledInstruction di;
 		ZydisMachineMode mm = mode == 32   ? ZYDIS_MACHINE_MODE_LONG_COMPAT_32
 				      : mode == 16 ? ZYDIS_MACHINE_MODE_LONG_COMPAT_16

@@ -4,9 +4,18 @@
  *
  * struct hwt_outbuf is a caller-owned write buffer over a file descriptor
  * (large, default 1 MiB); the formatters append to it and it is written out
- * when full, by hwt_outbuf_flush, and by hwt_outbuf_fini.  Numbers are
- * formatted by hand (no printf on the hot path).  A write error sticks in
- * ->err (EPIPE etc.) and later output is dropped.
+ * when full, by hwt_outbuf_flush, and by hwt_outbuf_fini.  A write error
+ * sticks in ->err (EPIPE etc.) and later output is dropped.
+ *
+ * Speed (a few ns a line; bench/bench_hwt_fmt): no printf and no stdio;
+ * a line takes one reservation (hwt_outbuf_room) and is written with the
+ * hwt_fmt_* primitives below, which may write fixed-size scratch past
+ * their text instead of looping or branching on lengths: hex 16 digits at
+ * once (SSE2, else 64-bit arithmetic) shifted so that no leading zeros
+ * print, decimal two digits per table entry.  The thread column and the
+ * time of the last line are kept as text in the buffer (consecutive
+ * lines mostly share them).  Long symbol names and source lines take the
+ * piece-by-piece path.
  */
 #ifndef HWT_LIB_OUT_OUT_H
 #define HWT_LIB_OUT_OUT_H
@@ -25,8 +34,153 @@ struct hwt_outbuf {
 	/* hwt_out_time_ns: text of the last time printed (tlen 0: none) */
 	uint64_t tlast;
 	uint8_t tlen;
-	char ttext[31];
+	char ttext[32];
+	/* the line prefix of the last thread printed (pkind 0: none; else
+	 * which format: "TID\t" of tsv, "%7u " of text) */
+	uint32_t ptid;
+	uint8_t pkind, plen;
+	char ptext[16];
 };
+
+/* ---------------- formatting primitives ----------------
+ * They write into memory the caller reserved (hwt_outbuf_room) and may
+ * write scratch bytes past the text they return the length of (up to the
+ * sizes given): the next field overwrites them.  hwt_fmt_* are in the
+ * header so the per-line formatters inline them. */
+
+/* 16 lowercase hex digits of v, the most significant first, at p (16
+ * bytes).  _swar: plain C; the other one SSE2 where there is SSE2. */
+static inline void hwt_fmt_hex16_swar(char *p, uint64_t v)
+{
+	for (int half = 0; half < 2; half++) {
+		/* spread the 8 nibbles of 32 bits into 8 bytes, the least
+		 * significant nibble in the lowest byte */
+		uint64_t x = half ? (uint32_t)v : v >> 32;
+		x = ((x & 0xffff0000ull) << 16) | (x & 0xffffull);
+		x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
+		x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
+		/* 1 in the bytes holding 10..15: 'a' - '0' - 10 = 39 more */
+		uint64_t ge10 = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+		x += 0x3030303030303030ull + ge10 * 39;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		x = __builtin_bswap64(x);
+#endif
+		memcpy(p + 8 * half, &x, 8);
+	}
+}
+
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+static inline void hwt_fmt_hex16(char *p, uint64_t v)
+{
+	/* bytes in printing order, then each split into its two nibbles */
+	__m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+	__m128i m = _mm_set1_epi8(0x0f);
+	__m128i d = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), m), _mm_and_si128(x, m));
+	__m128i ge10 = _mm_cmpgt_epi8(d, _mm_set1_epi8(9));
+	d = _mm_add_epi8(d,
+			 _mm_add_epi8(_mm_set1_epi8('0'), _mm_and_si128(ge10, _mm_set1_epi8(39))));
+	_mm_storeu_si128((__m128i *)(void *)p, d);
+}
+#else
+static inline void hwt_fmt_hex16(char *p, uint64_t v)
+{
+	hwt_fmt_hex16_swar(p, v);
+}
+#endif
+
+/* "0x" + lowercase hex of v without leading zeros ("0x0" for 0) at p:
+ * writes 18 bytes, returns the length (3..18). */
+static inline size_t hwt_fmt_hex(char *p, uint64_t v)
+{
+	/* leading zero digits * 4 (v | 1: one digit for 0) */
+	unsigned lz = (unsigned)__builtin_clzll(v | 1) & 60u;
+	memcpy(p, "0x", 2);
+	hwt_fmt_hex16(p + 2, v << lz);
+	return 18 - lz / 4;
+}
+
+/* "00".."99" */
+extern const char hwt_fmt_dec2[201];
+
+/* Decimal digits of v (no leading zeros) at p: writes exactly the digits
+ * (at most 20), returns their number. */
+static inline size_t hwt_fmt_dec(char *p, uint64_t v)
+{
+	static const uint64_t pow10[20] = {1ull,
+					   10ull,
+					   100ull,
+					   1000ull,
+					   10000ull,
+					   100000ull,
+					   1000000ull,
+					   10000000ull,
+					   100000000ull,
+					   1000000000ull,
+					   10000000000ull,
+					   100000000000ull,
+					   1000000000000ull,
+					   10000000000000ull,
+					   100000000000000ull,
+					   1000000000000000ull,
+					   10000000000000000ull,
+					   100000000000000000ull,
+					   1000000000000000000ull,
+					   10000000000000000000ull};
+	/* digits - 1 = floor(log10 v): from the bit length, then one step */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233u >> 12;
+	size_t n = t + 1 - ((v | 1) < pow10[t]);
+	char *q = p + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		memcpy(q, hwt_fmt_dec2 + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(q - 2, hwt_fmt_dec2 + 2 * v, 2);
+	else
+		q[-1] = (char)('0' + v);
+	return n;
+}
+
+/* The time of a line: "seconds.nanoseconds" of a perf clock value, kept
+ * in o (consecutive lines mostly carry the same time); hwt_fmt_time
+ * writes 32 bytes. */
+void hwt_out_time_set(struct hwt_outbuf *o, uint64_t ns);
+static inline size_t hwt_fmt_time(struct hwt_outbuf *o, char *p, uint64_t ns)
+{
+	if (__builtin_expect(!o->tlen || o->tlast != ns, 0))
+		hwt_out_time_set(o, ns);
+	memcpy(p, o->ttext, 32);
+	return o->tlen;
+}
+
+/* The thread prefix of a line, kept in o: "TID\t" (tsv) or "%7u " (text);
+ * hwt_fmt_prefix writes 16 bytes. */
+enum { HWT_OUT_PFX_TSV = 1, HWT_OUT_PFX_TEXT = 2 };
+void hwt_out_prefix_set(struct hwt_outbuf *o, uint32_t tid, int kind);
+static inline size_t hwt_fmt_prefix(struct hwt_outbuf *o, char *p, uint32_t tid, int kind)
+{
+	if (__builtin_expect(o->pkind != kind || o->ptid != tid, 0))
+		hwt_out_prefix_set(o, tid, kind);
+	memcpy(p, o->ptext, 16);
+	return o->plen;
+}
+
+/* The head of text lines: "%7u " and, with have_time, "TIME "; writes
+ * up to HWT_OUT_HEAD bytes. */
+#define HWT_OUT_HEAD (16 + 32 + 1)
+static inline size_t hwt_fmt_head(struct hwt_outbuf *o, char *p, uint32_t tid, int have_time,
+				  uint64_t ns)
+{
+	size_t n = hwt_fmt_prefix(o, p, tid, HWT_OUT_PFX_TEXT);
+	if (have_time) {
+		n += hwt_fmt_time(o, p + n, ns);
+		p[n++] = ' ';
+	}
+	return n;
+}
 
 int hwt_outbuf_init(struct hwt_outbuf *o, int fd, size_t cap);
 /* Flush and free the buffer (the fd stays open).  Returns o->err. */
@@ -68,8 +222,10 @@ void hwt_out_hex(struct hwt_outbuf *o, uint64_t v);
 void hwt_out_dec(struct hwt_outbuf *o, uint64_t v, int width);
 /* "sym+0xoff" or "[unknown]" (sym NULL). */
 void hwt_out_sym(struct hwt_outbuf *o, const char *sym, uint64_t off);
-/* Time: seconds.nanoseconds of a perf clock value, "tsc:N" of a raw TSC. */
+/* Time: seconds.nanoseconds of a perf clock value. */
 void hwt_out_time_ns(struct hwt_outbuf *o, uint64_t ns);
+/* "%7u " and, with have_time, "TIME " (hwt_fmt_head). */
+void hwt_out_head(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ns);
 
 /* Branch kinds (enum hwt_branch_kind), hwt_branch_kind_name and
  * hwt_branch_kind_of (branches.c) are public: hwt/decode.h. */

@@ -25,6 +25,17 @@
 
 #include "insn_int.h"
 
+void hwt_pt_batch_init(struct hwt_pt_batch *b, struct hwt_pt_entry *entries, size_t cap,
+		       struct hwt_pt_event *events, size_t ev_cap)
+{
+	memset(b, 0, sizeof(*b));
+	b->size = sizeof(*b);
+	b->entries = entries;
+	b->cap = cap;
+	b->events = events;
+	b->ev_cap = ev_cap;
+}
+
 static inline int reported(int iclass, uint64_t to, uint64_t next)
 {
 	/* a conditional branch or far transfer to the next instruction was

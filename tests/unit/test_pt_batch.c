@@ -279,12 +279,7 @@ static int run_batch(const struct hwt_pt_config *cfg, const struct hwt_image *im
 		return -1;
 	}
 	struct hwt_pt_batch b;
-	memset(&b, 0, sizeof(b));
-	b.size = sizeof(b);
-	b.entries = e;
-	b.cap = cap;
-	b.events = ev;
-	b.ev_cap = evcap;
+	hwt_pt_batch_init(&b, e, cap, ev, evcap);
 	b.want_time = (uint8_t)want_time;
 	b.have_stop = (uint8_t)g_have_stop;
 	b.stop_ip = g_stop;
