@@ -177,6 +177,10 @@ static inline void emu_box_sync(struct emu_thr *t)
 }
 
 /* stream.c */
+/* after the plugin's arguments: the exec() warning flag, the truth file,
+ * the announce pipe moved to a high fd (who: the plugin's name for
+ * messages); -1 when the truth file cannot be made (said on stderr) */
+int emu_open_outputs(const char *who);
 /* free a thread's state (not its stream mapping) */
 void emu_thr_free(struct emu_thr *t);
 struct emu_thr *emu_thr_new(int vcpu, pid_t ppid, pid_t ptid, int forked);

@@ -1014,30 +1014,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	/* tb_fast's transitions exist only in plain branch tracing */
 	emu.fast =
 	    !emu.ref && !emu.nfilt && !emu.bts && !emu.pebs && !emu.ptg.cyc && emu.ptg.branch;
-	/* one warning about exec() for the whole process tree (forks share it) */
-	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
-	if (emu.truth[0]) {
-		emu.truth_fd = open(emu.truth,
-				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
-					(emu_exec_continued() ? 0 : O_TRUNC),
-				    0644);
-		if (emu.truth_fd < 0) {
-			fprintf(stderr, "hwt-pt-plugin: cannot create %s: %s\n", emu.truth,
-				strerror(errno));
-			return -1;
-		}
-	}
-	if (emu.announce_fd >= 0) {
-		/* out of the guest's way (programs close or reuse low fds) */
-		int hi = fcntl(emu.announce_fd, F_DUPFD_CLOEXEC, 900);
-		if (hi >= 0) {
-			close(emu.announce_fd);
-			emu.announce_fd = hi;
-		} else {
-			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
-		}
-	}
+	if (emu_open_outputs("hwt-pt-plugin") < 0)
+		return -1;
 	emu_exec_install(EM_X86_64);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);

@@ -641,3 +641,34 @@ void emu_thr_announce(struct emu_thr *t, int main_thread)
 	}
 	emu_thr_start_records(t, !main_thread);
 }
+
+int emu_open_outputs(const char *who)
+{
+	/* one warning about exec() for the whole process tree (forks share it) */
+	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
+	if (emu.truth[0]) {
+		emu.truth_fd = open(emu.truth,
+				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+					(emu_exec_continued() ? 0 : O_TRUNC),
+				    0644);
+		if (emu.truth_fd < 0) {
+			fprintf(
+			    stderr,
+			    "%s: cannot create %s: %s (check the folder exists and is writable)\n",
+			    who, emu.truth, strerror(errno));
+			return -1;
+		}
+	}
+	if (emu.announce_fd >= 0) {
+		/* out of the guest's way (programs close or reuse low fds) */
+		int hi = fcntl(emu.announce_fd, F_DUPFD_CLOEXEC, 900);
+		if (hi >= 0) {
+			close(emu.announce_fd);
+			emu.announce_fd = hi;
+		} else {
+			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
+		}
+	}
+	return 0;
+}

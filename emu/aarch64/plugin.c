@@ -603,28 +603,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	void *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	emu.exec_warned = sh == MAP_FAILED ? NULL : sh;
-	if (emu.truth[0]) {
-		emu.truth_fd = open(emu.truth,
-				    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
-					(emu_exec_continued() ? 0 : O_TRUNC),
-				    0644);
-		if (emu.truth_fd < 0) {
-			fprintf(stderr, "hwt-etm-plugin: cannot create %s: %s\n", emu.truth,
-				strerror(errno));
-			return -1;
-		}
-	}
-	if (emu.announce_fd >= 0) {
-		int hi = fcntl(emu.announce_fd, F_DUPFD_CLOEXEC, 900);
-		if (hi >= 0) {
-			close(emu.announce_fd);
-			emu.announce_fd = hi;
-		} else {
-			fcntl(emu.announce_fd, F_SETFD, FD_CLOEXEC);
-		}
-	}
+	if (emu_open_outputs("hwt-etm-plugin") < 0)
+		return -1;
 	emu_exec_install(EM_AARCH64);
 	if (spe_enabled()) /* the emulated SPE (spe.c) */
 		return spe_install(id);
