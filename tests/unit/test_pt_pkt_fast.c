@@ -257,11 +257,62 @@ static void t_random_mix(void)
 	}
 }
 
+/* The word-at-a-time PSB search: one PSB at every offset of buffers of
+ * several lengths (junk around it that holds no 02 or 82 byte), as one
+ * part and as a ring split at every point; sync_forward and
+ * sync_backward must land on it, and a second sync must find nothing.
+ * Oracle: the PSB's position, known by construction. */
+static void t_psb_every_offset(void)
+{
+	static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+	uint64_t s = 5;
+	failures = 0;
+	for (size_t len = 16; len <= 80; len += len < 40 ? 1 : 13) {
+		for (size_t o = 0; o + 16 <= len; o++) {
+			uint8_t *b = malloc(len);
+			for (size_t i = 0; i < len; i++) {
+				uint8_t x = (uint8_t)rnd(&s);
+				b[i] = x == 0x02 || x == 0x82 ? 0x04 : x;
+			}
+			memcpy(b + o, psb, 16);
+			for (size_t split = 0; split <= len; split++) {
+				uint8_t *p1 = malloc(split ? split : 1),
+					*p2 = malloc(len - split + 1);
+				memcpy(p1, b, split);
+				memcpy(p2, b + split, len - split);
+				struct hwt_pt_buf buf = {p1, p1 + split, p2, p2 + (len - split)};
+				for (int back = 0; back < 2; back++) {
+					struct hwt_pt_pkt_decoder *dec = hwt_pt_pkt_alloc(&buf);
+					uint64_t off = ~0ull;
+					int r1 = back ? hwt_pt_pkt_sync_backward(dec)
+						      : hwt_pt_pkt_sync_forward(dec);
+					hwt_pt_pkt_sync_offset(dec, &off);
+					int r2 = back ? hwt_pt_pkt_sync_backward(dec)
+						      : hwt_pt_pkt_sync_forward(dec);
+					if ((r1 != 0 || off != o || r2 != HWT_ERR_EOS) &&
+					    failures++ < 5)
+						CHECKF(0,
+						       "len %zu, PSB at %zu, split %zu, %s: %d at "
+						       "%" PRIu64 ", then %d",
+						       len, o, split, back ? "backward" : "forward",
+						       r1, off, r2);
+					hwt_pt_pkt_free(dec);
+				}
+				free(p1);
+				free(p2);
+			}
+			free(b);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(t_one_byte_opcodes);
 	RUN(t_two_byte_opcodes);
 	RUN(t_special_payloads);
 	RUN(t_random_mix);
+	RUN(t_psb_every_offset);
 	return t_done();
 }
