@@ -165,8 +165,10 @@ static const struct fast_entry fast_mode[256] = {R256(D_ENTRY)};
 /* The chained loop's step for a one-byte opcode b: sh | size << 8, where
  * sh = 8 * (size - 1) is where the next packet starts in the 8 bytes
  * after the opcode; 0: leave the chain (not a fast packet of up to 8
- * bytes).  The skd007 variant also leaves it at 2-byte CYCs. */
-#define N_STEP(b) (M_SIZE(b) >= 1 && M_SIZE(b) <= 8 ? 8 * (M_SIZE(b) - 1) | M_SIZE(b) << 8 : 0)
+ * bytes, or PAD, whose runs are decoded in bulk).  The skd007 variant
+ * also leaves it at 2-byte CYCs. */
+#define N_STEP(b)                                                                                  \
+	((b) != 0 && M_SIZE(b) >= 1 && M_SIZE(b) <= 8 ? 8 * (M_SIZE(b) - 1) | M_SIZE(b) << 8 : 0)
 #define N_STEP_SKD(b) (CYC2(b) ? 0 : N_STEP(b))
 static const uint16_t chain_step[256] = {R256(N_STEP)};
 static const uint16_t chain_step_skd007[256] = {R256(N_STEP_SKD)};
@@ -629,6 +631,24 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 			unsigned v = chain[b];
 			const struct fast_entry *e = &fast_main[b];
 			if (__builtin_expect(!v || (x & e->chk), 0)) {
+				if (!b) { /* a run of PADs: count and write them in bulk */
+					size_t z = 0, zmax = (size_t)(qlim - q) + 1;
+					if (zmax > (size_t)(oend - out))
+						zmax = (size_t)(oend - out);
+					uint64_t w = 0;
+					while (z + 8 <= zmax && !(w = ld64(q + z)))
+						z += 8;
+					if (z + 8 <= zmax)
+						z += (size_t)__builtin_ctzll(w) / 8;
+					else
+						while (z < zmax && !q[z])
+							z++;
+					for (size_t i = 0; i < z; i++)
+						put3(out + i, HDR(HWT_PKT_PAD, 1), 0, 0);
+					q += z;
+					out += z;
+					goto reload;
+				}
 				if (b != 0x02 && b != 0x99)
 					break;
 				e = b == 0x02 ? &fast_ext[x & 0xff] : &fast_mode[x & 0xff];
@@ -661,6 +681,7 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 		}
 		q += size;
 		out++;
+	reload:;
 	}
 done:
 	dec->pos = start + (uint64_t)(q - base);

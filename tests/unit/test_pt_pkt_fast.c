@@ -11,7 +11,9 @@
  * sizes and at every distance from the buffer end (so that it is decoded
  * by the fast path, by the checked path near the end, or truncated);
  * positions, sizes, errors and all 24 bytes of each packet must match.
- * The buffers are exact-size allocations, so ASan catches a read past
+ * PAD runs, which the batch loop writes in bulk, and the word-at-a-time
+ * PSB search (sync forward/backward, one part or a ring) have their own
+ * cases.  The buffers are exact-size allocations, so ASan catches a read past
  * the end.
  */
 #include <inttypes.h>
@@ -257,6 +259,29 @@ static void t_random_mix(void)
 	}
 }
 
+/* PAD runs (decoded in bulk by the batch loop) of every length up to 70,
+ * after a prefix, followed by other packets or the buffer end at every
+ * distance. */
+static void t_pad_runs(void)
+{
+	static const uint8_t tail[] = {0x04, 0x2d, 0x11, 0x22, 0x00, 0x59, 0x00, 0x03};
+	failures = 0;
+	for (size_t run = 1; run <= 70; run++) {
+		for (size_t o = 0; o < 3; o++) {
+			for (size_t extra = 0; extra <= 20; extra++) {
+				size_t len = o + run + extra;
+				uint8_t *b = malloc(len);
+				for (size_t i = 0; i < len; i++)
+					b[i] = i < o	     ? 0x06
+					       : i < o + run ? 0x00
+							     : tail[(i - o - run) % sizeof(tail)];
+				compare(b, len, "pad run", (unsigned)run);
+				free(b);
+			}
+		}
+	}
+}
+
 /* The word-at-a-time PSB search: one PSB at every offset of buffers of
  * several lengths (junk around it that holds no 02 or 82 byte), as one
  * part and as a ring split at every point; sync_forward and
@@ -313,6 +338,7 @@ int main(void)
 	RUN(t_two_byte_opcodes);
 	RUN(t_special_payloads);
 	RUN(t_random_mix);
+	RUN(t_pad_runs);
 	RUN(t_psb_every_offset);
 	return t_done();
 }
