@@ -627,6 +627,10 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 	while (out < oend && q <= qlim) {
 		unsigned b = q[0];
 		uint64_t x = ld64(q + 1);
+		/* packets of at most 8 bytes each: the first lim - out of them
+		 * all start at or before qlim (one check per packet) */
+		size_t room = (size_t)(qlim - q) / 8 + 1;
+		struct hwt_pt_packet *lim = (size_t)(oend - out) < room ? oend : out + room;
 		for (;;) {
 			unsigned v = chain[b];
 			const struct fast_entry *e = &fast_main[b];
@@ -668,8 +672,8 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 			out++;
 			q += v >> 8;
 			b = (uint8_t)(x >> (v & 0xff));
-			if (out == oend || q > qlim)
-				goto done;
+			if (out == lim)
+				goto reload;
 			x = ld64(q + 1);
 		}
 		int size = fast_one(q, out, no_cyc2);
@@ -683,7 +687,6 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 		out++;
 	reload:;
 	}
-done:
 	dec->pos = start + (uint64_t)(q - base);
 	return (int)(out - pkts);
 }
