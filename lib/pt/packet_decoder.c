@@ -8,10 +8,15 @@
  * part [begin, end) followed by the optional second part [begin2, end2)
  * (a wrapped ring).  Offsets are logical.  A packet, even a PSB, may
  * straddle the two parts.  Hot path: while at least HWT_PT_PKT_MAX_SIZE
- * bytes remain in the current part, packets are parsed in place (most by a
- * table-driven, branch-free fast path); only within 16 bytes of the end of
- * the first part are the (at most 16) next bytes copied into a small
- * scratch buffer.  hwt_pt_pkt_next_batch() runs the same in a tight loop.
+ * bytes remain in the current part, packets are parsed in place without
+ * bounds checks (most by a table-driven, branch-free fast path, see
+ * fast_entry); only near the end does the checked parser run, and within
+ * 16 bytes of the end of the first part the (at most 16) next bytes are
+ * copied into a small scratch buffer.  hwt_pt_pkt_next_batch() runs a
+ * chained loop (fast_run: the next opcode is shifted out of the bytes
+ * already loaded) and writes PAD runs in bulk.  The fast paths must agree
+ * byte for byte with hwt_pt_pkt_parse_ctx (tests/unit/test_pt_pkt_fast.c,
+ * fuzz/fuzz_pt_pkt.c).
  *
  * Sync: a PSB is the 16-byte pattern 02 82 x 8.  Where payload bytes just
  * before a PSB also look like 02 82 pairs, the PSB is the last 16 bytes
@@ -20,6 +25,7 @@
  * by a preceding bad packet is found again), or after the current sync
  * point when the position is still there; sync_backward goes to the last
  * PSB before the current sync point (before the end when not synced).
+ * The search tests one 8-byte word in every 8 bytes (fscan, rscan).
  *
  * Errata (hwt_pt_pkt_set_errata, declared in hwt/pt_config.h): SKD007 (a
  * 2-byte CYC whose second byte with the next byte looks like OVF: report
