@@ -10,8 +10,11 @@
  * is read into a checksum that must agree), best of 3, with
  * CLOCK_MONOTONIC, and prints exactly one line:
  *   pkt-decode: hwt <X> MB/s, libipt <Y> MB/s, ratio <X/Y>
- * (MB = 10^6 bytes).  Diagnostics, and the speed of hwt's one-packet-per-
- * call hwt_pt_pkt_next, go to stderr.  usage: bench_pkt [MiB]
+ * (MB = 10^6 bytes).  Diagnostics go to stderr: the speed of hwt's one-
+ * packet-per-call hwt_pt_pkt_next, CPU-time figures, and the scans that
+ * need no packet decode (sync_forward and sync_backward PSB to PSB, and
+ * sync_forward over the stream with every PSB broken: the resync after
+ * an error; and batch decoding of a 16 MiB run of PADs).  usage: bench_pkt [MiB]
  */
 #include <inttypes.h>
 #include <intel-pt.h>
@@ -270,6 +273,29 @@ static struct result run_libipt(const uint8_t *b, size_t len, int check)
 	return res;
 }
 
+/* The PSB scans: sync forward (or backward) through the whole stream,
+ * PSB after PSB; best-of-3 thread CPU seconds, the number of PSBs in
+ * *n. */
+static double time_sync(const uint8_t *b, size_t len, int backward, uint64_t *n)
+{
+	struct hwt_pt_buf buf = {b, b + len, NULL, NULL};
+	double best = 1e30;
+	for (int i = 0; i < 3; i++) {
+		struct hwt_pt_pkt_decoder *dec = hwt_pt_pkt_alloc(&buf);
+		uint64_t k = 0;
+		double c0 = cpu_now();
+		while ((backward ? hwt_pt_pkt_sync_backward(dec) : hwt_pt_pkt_sync_forward(dec)) ==
+		       0)
+			k++;
+		double c = cpu_now() - c0;
+		if (c < best)
+			best = c;
+		*n = k;
+		hwt_pt_pkt_free(dec);
+	}
+	return best;
+}
+
 int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 256, len;
@@ -316,6 +342,40 @@ int main(int argc, char **argv)
 		(double)len / 1e6 / best_1);
 	fprintf(stderr, "bench_pkt: by thread CPU time: hwt %.0f MB/s, libipt %.0f MB/s\n",
 		(double)len / 1e6 / cpu_h, (double)len / 1e6 / cpu_l);
+	/* scans at memory speed: PSB search forward and backward, and the
+	 * resync after an error where no PSB follows (every PSB broken) */
+	uint64_t npsb;
+	double tf = time_sync(b, len, 0, &npsb);
+	fprintf(stderr, "bench_pkt: sync_forward PSB to PSB: %.0f MB/s (%" PRIu64 " PSBs)\n",
+		(double)len / 1e6 / tf, npsb);
+	double tb = time_sync(b, len, 1, &npsb);
+	fprintf(stderr, "bench_pkt: sync_backward PSB to PSB: %.0f MB/s (%" PRIu64 " PSBs)\n",
+		(double)len / 1e6 / tb, npsb);
+	for (size_t i = 0; i + 16 <= len; i++)
+		if (b[i] == 0x02 && b[i + 1] == 0x82 && b[i + 15] == 0x82)
+			b[i + 15] = 0x83;
+	double tn = time_sync(b, len, 0, &npsb);
+	fprintf(stderr, "bench_pkt: sync_forward with no PSB (resync scan): %.0f MB/s\n",
+		(double)len / 1e6 / tn);
+	/* a zero-filled gap (16 MiB of PADs after a PSB), batch decoded */
+	size_t zlen = (size_t)16 << 20;
+	uint8_t *z = calloc(1, zlen);
+	if (z) {
+		double bz = 1e30;
+		memset(z, 0x02, 16);
+		for (int i = 1; i < 16; i += 2)
+			z[i] = 0x82;
+		for (int i = 0; i < 3; i++) {
+			double c0 = cpu_now();
+			run_hwt(z, zlen, 256, 0);
+			double c = cpu_now() - c0;
+			if (c < bz)
+				bz = c;
+		}
+		fprintf(stderr, "bench_pkt: a run of PADs, batch decoded: %.0f MB/s\n",
+			(double)zlen / 1e6 / bz);
+		free(z);
+	}
 	printf("pkt-decode: hwt %.0f MB/s, libipt %.0f MB/s, ratio %.2f\n", x, y, x / y);
 	free(b);
 	return 0;

@@ -8,6 +8,10 @@
  *     again after an error) makes progress, offsets only grow (a resync
  *     may go back at most 15 bytes, into a PSB eaten by a bad packet),
  *     sizes are 1..16, and it terminates within a bounded number of steps;
+ *   - every packet and error the decoder gives (contiguous trace, no
+ *     errata) is what the checked parser hwt_pt_pkt_parse_ctx gives at that
+ *     offset in that block context (the decoder's unchecked fast paths
+ *     against the checked one);
  *   - the same trace as a two-part ring, split at a point derived from the
  *     input, and bulk decoding (hwt_pt_pkt_next_batch) give exactly the
  *     same packets, offsets and errors, with and without the packet-level
@@ -32,9 +36,28 @@ struct event {
 };
 
 /* batch: 0 = hwt_pt_pkt_next, else hwt_pt_pkt_next_batch with that many. */
+static int same_packet(const struct hwt_pt_packet *a, const struct hwt_pt_packet *b);
+
+/* flat: the trace's bytes, to check each result against the checked
+ * parser (NULL: no check). */
+static void check_ref(const struct hwt_pt_buf *buf, uint64_t off, int r,
+		      const struct hwt_pt_packet *p, int *ctx)
+{
+	struct hwt_pt_packet q;
+	const uint8_t *flat = buf->begin;
+	size_t size = (size_t)(buf->end - buf->begin);
+	int rr = hwt_pt_pkt_parse_ctx(flat + off, size - off, *ctx, &q);
+	ENSURE(rr == r);
+	if (r > 0) {
+		ENSURE(same_packet(p, &q));
+		*ctx = hwt_pt_pkt_ctx_after(*ctx, &q);
+	}
+}
+
 static size_t walk(const struct hwt_pt_buf *buf, struct event *ev, size_t max, int batch,
 		   int errata)
 {
+	int ref = !errata && !buf->begin2, ctx = HWT_PKT_CTX_NONE;
 	struct hwt_pt_pkt_decoder *dec = hwt_pt_pkt_alloc(buf);
 	ENSURE(dec);
 	if (errata) {
@@ -60,6 +83,8 @@ static size_t walk(const struct hwt_pt_buf *buf, struct event *ev, size_t max, i
 				ev[n].off = off;
 				ev[n].r = pk[i].size;
 				ev[n].nenc = hwt_pt_pkt_encode(ev[n].enc, 16, &pk[i]);
+				if (ref)
+					check_ref(buf, off, pk[i].size, &pk[i], &ctx);
 				off += pk[i].size;
 				n++;
 			}
@@ -72,6 +97,8 @@ static size_t walk(const struct hwt_pt_buf *buf, struct event *ev, size_t max, i
 		}
 		if (n >= max)
 			break;
+		if (ref)
+			check_ref(buf, off, r, &p, &ctx);
 		ev[n].off = off;
 		ev[n].r = r;
 		ev[n].nenc = 0;
@@ -93,6 +120,7 @@ static size_t walk(const struct hwt_pt_buf *buf, struct event *ev, size_t max, i
 		ENSURE(r == HWT_ERR_BAD_OPC || r == HWT_ERR_BAD_PACKET);
 		ENSURE(hwt_pt_pkt_offset(dec, &after) == 0 && after == off);
 		r = hwt_pt_pkt_sync_forward(dec);
+		ctx = HWT_PKT_CTX_NONE;
 	}
 	hwt_pt_pkt_free(dec);
 	return n;

@@ -8,10 +8,15 @@
  * part [begin, end) followed by the optional second part [begin2, end2)
  * (a wrapped ring).  Offsets are logical.  A packet, even a PSB, may
  * straddle the two parts.  Hot path: while at least HWT_PT_PKT_MAX_SIZE
- * bytes remain in the current part, packets are parsed in place (most by a
- * table-driven, branch-free fast path); only within 16 bytes of the end of
- * the first part are the (at most 16) next bytes copied into a small
- * scratch buffer.  hwt_pt_pkt_next_batch() runs the same in a tight loop.
+ * bytes remain in the current part, packets are parsed in place without
+ * bounds checks (most by a table-driven, branch-free fast path, see
+ * fast_entry); only near the end does the checked parser run, and within
+ * 16 bytes of the end of the first part the (at most 16) next bytes are
+ * copied into a small scratch buffer.  hwt_pt_pkt_next_batch() runs a
+ * chained loop (fast_run: the next opcode is shifted out of the bytes
+ * already loaded) and writes PAD runs in bulk.  The fast paths must agree
+ * byte for byte with hwt_pt_pkt_parse_ctx (tests/unit/test_pt_pkt_fast.c,
+ * fuzz/fuzz_pt_pkt.c).
  *
  * Sync: a PSB is the 16-byte pattern 02 82 x 8.  Where payload bytes just
  * before a PSB also look like 02 82 pairs, the PSB is the last 16 bytes
@@ -20,6 +25,7 @@
  * by a preceding bad packet is found again), or after the current sync
  * point when the position is still there; sync_backward goes to the last
  * PSB before the current sync point (before the end when not synced).
+ * The search tests one 8-byte word in every 8 bytes (fscan, rscan).
  *
  * Errata (hwt_pt_pkt_set_errata, declared in hwt/pt_config.h): SKD007 (a
  * 2-byte CYC whose second byte with the next byte looks like OVF: report
@@ -37,320 +43,209 @@
 #include "hwt/pt_packet.h"
 #include "packet_int.h"
 
-/* Fast path: packets whose size and fields follow from the first byte
- * and, at most, a check of the second (PAD, TNT-8, CYC of 1 or 2 bytes,
- * TIP/TIP.PGE/TIP.PGD/FUP with a valid IPBytes, TSC, MTC: nearly all of a
- * real trace).  With v = the next 8 bytes (little-endian), the two words
- * of the payload union are word0 = a_or | (v & a_mask) * a_mul and
- * word1 = b_or | (v & b_mask): no branch on the packet type.  A packet
- * leaves the fast path if slow is set (take the full parser) or v & chk
- * is set (a CYC that goes on past its second byte).  Generated from the
- * opcode definitions. */
+/* Fast path.  Every packet whose size and fields follow from its opcode
+ * (one byte, or 02/99 and the next byte) and whose payload fits the 8
+ * bytes after the opcode is described by an entry: with x = those 8 bytes
+ * (little-endian) the two words of the payload union are
+ *   word0 = (x & a_mask) << a_sh | a_or,   word1 = x & b_mask | b_or
+ * (TNT-64: word0 = the stop bit's index, word1 = x without it).  No branch
+ * on the packet type.  size 0 in hdr: not here (the full parser decides);
+ * x & chk set: a CYC that goes on past its second byte; cyc2: a 2-byte
+ * CYC, which the full path checks for SKD007 when that erratum is on.
+ * The tables are generated below from the opcode definitions (SDM):
+ *   00 PAD; xxxxxxx0 TNT-8 (but 00, 02); xxxxxx11 CYC (bit 2: one more
+ *   byte); low five bits 01/0d/11/1d TIP.PGD/TIP/TIP.PGE/FUP with IPBytes
+ *   in bits 7:5; 19 TSC; 59 MTC; 99 MODE (leaf in the next byte's bits
+ *   7:5); 02 the extended opcodes. */
 struct fast_entry {
 	uint64_t a_mask, b_mask;
-	uint16_t type_size; /* type | size << 8: the first two packet bytes */
-	uint8_t a_or, b_or;
-	uint8_t a_mul; /* 1, or 16 for the second CYC byte */
-	uint8_t chk, slow, cyc2;
-};
+	uint32_t a_or;
+	uint16_t hdr; /* type | size << 8 */
+	uint8_t b_or, a_sh, chk, cyc2, tnt;
+} __attribute__((aligned(32)));
 
-#define F(t, s, ao, bo, am, bm, sh, ck)                                                            \
+#define M_BITS(n) ((n) <= 0 ? 0 : (n) >= 8 ? ~0ull : (1ull << (8 * ((n)&7))) - 1)
+#define HDR(t, s) ((uint16_t)((t) | (s) << 8))
+
+/* One-byte opcodes. */
+#define IPB(c) ((c) == 0 ? 0 : (c) == 1 ? 2 : (c) == 2 ? 4 : (c) <= 4 ? 6 : (c) == 6 ? 8 : -1)
+#define IPT(b)                                                                                     \
+	(((b)&0x1f) == 0x01   ? HWT_PKT_TIP_PGD                                                    \
+	 : ((b)&0x1f) == 0x0d ? HWT_PKT_TIP                                                        \
+	 : ((b)&0x1f) == 0x11 ? HWT_PKT_TIP_PGE                                                    \
+	 : ((b)&0x1f) == 0x1d ? HWT_PKT_FUP                                                        \
+			      : 0)
+#define IS_IP(b) (IPT(b) && IPB((b) >> 5) >= 0)
+#define IS_TNT(b) (!((b)&1) && (b) >= 4)
+#define IS_CYC(b) (((b)&3) == 3)
+#define TNT_BITS(b)                                                                                \
+	((b) >= 0x80   ? 6                                                                         \
+	 : (b) >= 0x40 ? 5                                                                         \
+	 : (b) >= 0x20 ? 4                                                                         \
+	 : (b) >= 0x10 ? 3                                                                         \
+	 : (b) >= 0x08 ? 2                                                                         \
+		       : 1)
+#define M_SIZE(b)                                                                                  \
+	((b) == 0 || IS_TNT(b) ? 1                                                                 \
+	 : IS_CYC(b)	       ? 1 + (((b) >> 2) & 1)                                              \
+	 : IS_IP(b)	       ? 1 + IPB((b) >> 5)                                                 \
+	 : (b) == 0x19	       ? 8                                                                 \
+	 : (b) == 0x59	       ? 2                                                                 \
+			       : 0)
+#define M_TYPE(b)                                                                                  \
+	((b) == 0      ? HWT_PKT_PAD                                                               \
+	 : IS_TNT(b)   ? HWT_PKT_TNT8                                                              \
+	 : IS_CYC(b)   ? HWT_PKT_CYC                                                               \
+	 : IS_IP(b)    ? IPT(b)                                                                    \
+	 : (b) == 0x19 ? HWT_PKT_TSC                                                               \
+	 : (b) == 0x59 ? HWT_PKT_MTC                                                               \
+		       : 0)
+#define CYC2(b) (IS_CYC(b) && ((b)&4))
+#define M_ENTRY(b)                                                                                 \
 	{                                                                                          \
-		am, bm, (uint16_t)((t) | (s) << 8), ao, bo, 1u << (sh), ck, (s) == 0,              \
-		    (s) == 2 && (ck)                                                               \
+		.a_mask = CYC2(b)	? 0xfe                                                     \
+			  : (b) == 0x19 ? M_BITS(7)                                                \
+			  : (b) == 0x59 ? 0xff                                                     \
+					: 0,                                                       \
+		.b_mask = IS_IP(b) ? M_BITS(IPB((b) >> 5)) : 0,                                    \
+		.a_or = IS_TNT(b)   ? TNT_BITS(b)                                                  \
+			: IS_CYC(b) ? (b) >> 3                                                     \
+			: IS_IP(b)  ? (b) >> 5                                                     \
+				    : 0,                                                            \
+		.hdr = HDR(M_TYPE(b), M_SIZE(b)),                                                  \
+		.b_or = IS_TNT(b) ? ((b) >> 1) & ((1 << TNT_BITS(b)) - 1) : 0,                     \
+		.a_sh = CYC2(b) ? 4 : 0, .chk = CYC2(b) ? 1 : 0, .cyc2 = CYC2(b)                   \
 	}
-static const struct fast_entry fast[256] = {
-    F(HWT_PKT_PAD, 1, 0, 0, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGD, 1, 0, 0, 0, 0, 0, 0), /* 00 */
-    F(0, 0, 0, 0, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 0, 0, 0, 0, 0, 0), /* 02 */
-    F(HWT_PKT_TNT8, 1, 1, 0, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 04 */
-    F(HWT_PKT_TNT8, 1, 1, 1, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 0, 0, 0xfe, 0, 4, 1), /* 06 */
-    F(HWT_PKT_TNT8, 1, 2, 0, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 08 */
-    F(HWT_PKT_TNT8, 1, 2, 1, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 1, 0, 0, 0, 0, 0), /* 0a */
-    F(HWT_PKT_TNT8, 1, 2, 2, 0, 0, 0, 0),
-    F(HWT_PKT_TIP, 1, 0, 0, 0, 0, 0, 0), /* 0c */
-    F(HWT_PKT_TNT8, 1, 2, 3, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 1, 0, 0xfe, 0, 4, 1), /* 0e */
-    F(HWT_PKT_TNT8, 1, 3, 0, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGE, 1, 0, 0, 0, 0, 0, 0), /* 10 */
-    F(HWT_PKT_TNT8, 1, 3, 1, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 2, 0, 0, 0, 0, 0), /* 12 */
-    F(HWT_PKT_TNT8, 1, 3, 2, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 14 */
-    F(HWT_PKT_TNT8, 1, 3, 3, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 2, 0, 0xfe, 0, 4, 1), /* 16 */
-    F(HWT_PKT_TNT8, 1, 3, 4, 0, 0, 0, 0),
-    F(HWT_PKT_TSC, 8, 0, 0, 0xffffffffffffffull, 0, 0, 0), /* 18 */
-    F(HWT_PKT_TNT8, 1, 3, 5, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 3, 0, 0, 0, 0, 0), /* 1a */
-    F(HWT_PKT_TNT8, 1, 3, 6, 0, 0, 0, 0),
-    F(HWT_PKT_FUP, 1, 0, 0, 0, 0, 0, 0), /* 1c */
-    F(HWT_PKT_TNT8, 1, 3, 7, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 3, 0, 0xfe, 0, 4, 1), /* 1e */
-    F(HWT_PKT_TNT8, 1, 4, 0, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGD, 3, 1, 0, 0, 0xffffull, 0, 0), /* 20 */
-    F(HWT_PKT_TNT8, 1, 4, 1, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 4, 0, 0, 0, 0, 0), /* 22 */
-    F(HWT_PKT_TNT8, 1, 4, 2, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 24 */
-    F(HWT_PKT_TNT8, 1, 4, 3, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 4, 0, 0xfe, 0, 4, 1), /* 26 */
-    F(HWT_PKT_TNT8, 1, 4, 4, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 28 */
-    F(HWT_PKT_TNT8, 1, 4, 5, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 5, 0, 0, 0, 0, 0), /* 2a */
-    F(HWT_PKT_TNT8, 1, 4, 6, 0, 0, 0, 0),
-    F(HWT_PKT_TIP, 3, 1, 0, 0, 0xffffull, 0, 0), /* 2c */
-    F(HWT_PKT_TNT8, 1, 4, 7, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 5, 0, 0xfe, 0, 4, 1), /* 2e */
-    F(HWT_PKT_TNT8, 1, 4, 8, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGE, 3, 1, 0, 0, 0xffffull, 0, 0), /* 30 */
-    F(HWT_PKT_TNT8, 1, 4, 9, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 6, 0, 0, 0, 0, 0), /* 32 */
-    F(HWT_PKT_TNT8, 1, 4, 10, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 34 */
-    F(HWT_PKT_TNT8, 1, 4, 11, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 6, 0, 0xfe, 0, 4, 1), /* 36 */
-    F(HWT_PKT_TNT8, 1, 4, 12, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 38 */
-    F(HWT_PKT_TNT8, 1, 4, 13, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 7, 0, 0, 0, 0, 0), /* 3a */
-    F(HWT_PKT_TNT8, 1, 4, 14, 0, 0, 0, 0),
-    F(HWT_PKT_FUP, 3, 1, 0, 0, 0xffffull, 0, 0), /* 3c */
-    F(HWT_PKT_TNT8, 1, 4, 15, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 7, 0, 0xfe, 0, 4, 1), /* 3e */
-    F(HWT_PKT_TNT8, 1, 5, 0, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGD, 5, 2, 0, 0, 0xffffffffull, 0, 0), /* 40 */
-    F(HWT_PKT_TNT8, 1, 5, 1, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 8, 0, 0, 0, 0, 0), /* 42 */
-    F(HWT_PKT_TNT8, 1, 5, 2, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 44 */
-    F(HWT_PKT_TNT8, 1, 5, 3, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 8, 0, 0xfe, 0, 4, 1), /* 46 */
-    F(HWT_PKT_TNT8, 1, 5, 4, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 48 */
-    F(HWT_PKT_TNT8, 1, 5, 5, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 9, 0, 0, 0, 0, 0), /* 4a */
-    F(HWT_PKT_TNT8, 1, 5, 6, 0, 0, 0, 0),
-    F(HWT_PKT_TIP, 5, 2, 0, 0, 0xffffffffull, 0, 0), /* 4c */
-    F(HWT_PKT_TNT8, 1, 5, 7, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 9, 0, 0xfe, 0, 4, 1), /* 4e */
-    F(HWT_PKT_TNT8, 1, 5, 8, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGE, 5, 2, 0, 0, 0xffffffffull, 0, 0), /* 50 */
-    F(HWT_PKT_TNT8, 1, 5, 9, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 10, 0, 0, 0, 0, 0), /* 52 */
-    F(HWT_PKT_TNT8, 1, 5, 10, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 54 */
-    F(HWT_PKT_TNT8, 1, 5, 11, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 10, 0, 0xfe, 0, 4, 1), /* 56 */
-    F(HWT_PKT_TNT8, 1, 5, 12, 0, 0, 0, 0),
-    F(HWT_PKT_MTC, 2, 0, 0, 0xffull, 0, 0, 0), /* 58 */
-    F(HWT_PKT_TNT8, 1, 5, 13, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 11, 0, 0, 0, 0, 0), /* 5a */
-    F(HWT_PKT_TNT8, 1, 5, 14, 0, 0, 0, 0),
-    F(HWT_PKT_FUP, 5, 2, 0, 0, 0xffffffffull, 0, 0), /* 5c */
-    F(HWT_PKT_TNT8, 1, 5, 15, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 11, 0, 0xfe, 0, 4, 1), /* 5e */
-    F(HWT_PKT_TNT8, 1, 5, 16, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGD, 7, 3, 0, 0, 0xffffffffffffull, 0, 0), /* 60 */
-    F(HWT_PKT_TNT8, 1, 5, 17, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 12, 0, 0, 0, 0, 0), /* 62 */
-    F(HWT_PKT_TNT8, 1, 5, 18, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 64 */
-    F(HWT_PKT_TNT8, 1, 5, 19, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 12, 0, 0xfe, 0, 4, 1), /* 66 */
-    F(HWT_PKT_TNT8, 1, 5, 20, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 68 */
-    F(HWT_PKT_TNT8, 1, 5, 21, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 13, 0, 0, 0, 0, 0), /* 6a */
-    F(HWT_PKT_TNT8, 1, 5, 22, 0, 0, 0, 0),
-    F(HWT_PKT_TIP, 7, 3, 0, 0, 0xffffffffffffull, 0, 0), /* 6c */
-    F(HWT_PKT_TNT8, 1, 5, 23, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 13, 0, 0xfe, 0, 4, 1), /* 6e */
-    F(HWT_PKT_TNT8, 1, 5, 24, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGE, 7, 3, 0, 0, 0xffffffffffffull, 0, 0), /* 70 */
-    F(HWT_PKT_TNT8, 1, 5, 25, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 14, 0, 0, 0, 0, 0), /* 72 */
-    F(HWT_PKT_TNT8, 1, 5, 26, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 74 */
-    F(HWT_PKT_TNT8, 1, 5, 27, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 14, 0, 0xfe, 0, 4, 1), /* 76 */
-    F(HWT_PKT_TNT8, 1, 5, 28, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 78 */
-    F(HWT_PKT_TNT8, 1, 5, 29, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 15, 0, 0, 0, 0, 0), /* 7a */
-    F(HWT_PKT_TNT8, 1, 5, 30, 0, 0, 0, 0),
-    F(HWT_PKT_FUP, 7, 3, 0, 0, 0xffffffffffffull, 0, 0), /* 7c */
-    F(HWT_PKT_TNT8, 1, 5, 31, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 15, 0, 0xfe, 0, 4, 1), /* 7e */
-    F(HWT_PKT_TNT8, 1, 6, 0, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGD, 7, 4, 0, 0, 0xffffffffffffull, 0, 0), /* 80 */
-    F(HWT_PKT_TNT8, 1, 6, 1, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 16, 0, 0, 0, 0, 0), /* 82 */
-    F(HWT_PKT_TNT8, 1, 6, 2, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 84 */
-    F(HWT_PKT_TNT8, 1, 6, 3, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 16, 0, 0xfe, 0, 4, 1), /* 86 */
-    F(HWT_PKT_TNT8, 1, 6, 4, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 88 */
-    F(HWT_PKT_TNT8, 1, 6, 5, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 17, 0, 0, 0, 0, 0), /* 8a */
-    F(HWT_PKT_TNT8, 1, 6, 6, 0, 0, 0, 0),
-    F(HWT_PKT_TIP, 7, 4, 0, 0, 0xffffffffffffull, 0, 0), /* 8c */
-    F(HWT_PKT_TNT8, 1, 6, 7, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 17, 0, 0xfe, 0, 4, 1), /* 8e */
-    F(HWT_PKT_TNT8, 1, 6, 8, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGE, 7, 4, 0, 0, 0xffffffffffffull, 0, 0), /* 90 */
-    F(HWT_PKT_TNT8, 1, 6, 9, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 18, 0, 0, 0, 0, 0), /* 92 */
-    F(HWT_PKT_TNT8, 1, 6, 10, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 94 */
-    F(HWT_PKT_TNT8, 1, 6, 11, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 18, 0, 0xfe, 0, 4, 1), /* 96 */
-    F(HWT_PKT_TNT8, 1, 6, 12, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* 98 */
-    F(HWT_PKT_TNT8, 1, 6, 13, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 19, 0, 0, 0, 0, 0), /* 9a */
-    F(HWT_PKT_TNT8, 1, 6, 14, 0, 0, 0, 0),
-    F(HWT_PKT_FUP, 7, 4, 0, 0, 0xffffffffffffull, 0, 0), /* 9c */
-    F(HWT_PKT_TNT8, 1, 6, 15, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 19, 0, 0xfe, 0, 4, 1), /* 9e */
-    F(HWT_PKT_TNT8, 1, 6, 16, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* a0 */
-    F(HWT_PKT_TNT8, 1, 6, 17, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 20, 0, 0, 0, 0, 0), /* a2 */
-    F(HWT_PKT_TNT8, 1, 6, 18, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* a4 */
-    F(HWT_PKT_TNT8, 1, 6, 19, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 20, 0, 0xfe, 0, 4, 1), /* a6 */
-    F(HWT_PKT_TNT8, 1, 6, 20, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* a8 */
-    F(HWT_PKT_TNT8, 1, 6, 21, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 21, 0, 0, 0, 0, 0), /* aa */
-    F(HWT_PKT_TNT8, 1, 6, 22, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* ac */
-    F(HWT_PKT_TNT8, 1, 6, 23, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 21, 0, 0xfe, 0, 4, 1), /* ae */
-    F(HWT_PKT_TNT8, 1, 6, 24, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* b0 */
-    F(HWT_PKT_TNT8, 1, 6, 25, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 22, 0, 0, 0, 0, 0), /* b2 */
-    F(HWT_PKT_TNT8, 1, 6, 26, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* b4 */
-    F(HWT_PKT_TNT8, 1, 6, 27, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 22, 0, 0xfe, 0, 4, 1), /* b6 */
-    F(HWT_PKT_TNT8, 1, 6, 28, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* b8 */
-    F(HWT_PKT_TNT8, 1, 6, 29, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 23, 0, 0, 0, 0, 0), /* ba */
-    F(HWT_PKT_TNT8, 1, 6, 30, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* bc */
-    F(HWT_PKT_TNT8, 1, 6, 31, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 23, 0, 0xfe, 0, 4, 1), /* be */
-    F(HWT_PKT_TNT8, 1, 6, 32, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGD, 9, 6, 0, 0, ~0ull, 0, 0), /* c0 */
-    F(HWT_PKT_TNT8, 1, 6, 33, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 24, 0, 0, 0, 0, 0), /* c2 */
-    F(HWT_PKT_TNT8, 1, 6, 34, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* c4 */
-    F(HWT_PKT_TNT8, 1, 6, 35, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 24, 0, 0xfe, 0, 4, 1), /* c6 */
-    F(HWT_PKT_TNT8, 1, 6, 36, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* c8 */
-    F(HWT_PKT_TNT8, 1, 6, 37, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 25, 0, 0, 0, 0, 0), /* ca */
-    F(HWT_PKT_TNT8, 1, 6, 38, 0, 0, 0, 0),
-    F(HWT_PKT_TIP, 9, 6, 0, 0, ~0ull, 0, 0), /* cc */
-    F(HWT_PKT_TNT8, 1, 6, 39, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 25, 0, 0xfe, 0, 4, 1), /* ce */
-    F(HWT_PKT_TNT8, 1, 6, 40, 0, 0, 0, 0),
-    F(HWT_PKT_TIP_PGE, 9, 6, 0, 0, ~0ull, 0, 0), /* d0 */
-    F(HWT_PKT_TNT8, 1, 6, 41, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 26, 0, 0, 0, 0, 0), /* d2 */
-    F(HWT_PKT_TNT8, 1, 6, 42, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* d4 */
-    F(HWT_PKT_TNT8, 1, 6, 43, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 26, 0, 0xfe, 0, 4, 1), /* d6 */
-    F(HWT_PKT_TNT8, 1, 6, 44, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* d8 */
-    F(HWT_PKT_TNT8, 1, 6, 45, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 27, 0, 0, 0, 0, 0), /* da */
-    F(HWT_PKT_TNT8, 1, 6, 46, 0, 0, 0, 0),
-    F(HWT_PKT_FUP, 9, 6, 0, 0, ~0ull, 0, 0), /* dc */
-    F(HWT_PKT_TNT8, 1, 6, 47, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 27, 0, 0xfe, 0, 4, 1), /* de */
-    F(HWT_PKT_TNT8, 1, 6, 48, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* e0 */
-    F(HWT_PKT_TNT8, 1, 6, 49, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 28, 0, 0, 0, 0, 0), /* e2 */
-    F(HWT_PKT_TNT8, 1, 6, 50, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* e4 */
-    F(HWT_PKT_TNT8, 1, 6, 51, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 28, 0, 0xfe, 0, 4, 1), /* e6 */
-    F(HWT_PKT_TNT8, 1, 6, 52, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* e8 */
-    F(HWT_PKT_TNT8, 1, 6, 53, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 29, 0, 0, 0, 0, 0), /* ea */
-    F(HWT_PKT_TNT8, 1, 6, 54, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* ec */
-    F(HWT_PKT_TNT8, 1, 6, 55, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 29, 0, 0xfe, 0, 4, 1), /* ee */
-    F(HWT_PKT_TNT8, 1, 6, 56, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* f0 */
-    F(HWT_PKT_TNT8, 1, 6, 57, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 30, 0, 0, 0, 0, 0), /* f2 */
-    F(HWT_PKT_TNT8, 1, 6, 58, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* f4 */
-    F(HWT_PKT_TNT8, 1, 6, 59, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 30, 0, 0xfe, 0, 4, 1), /* f6 */
-    F(HWT_PKT_TNT8, 1, 6, 60, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* f8 */
-    F(HWT_PKT_TNT8, 1, 6, 61, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 1, 31, 0, 0, 0, 0, 0), /* fa */
-    F(HWT_PKT_TNT8, 1, 6, 62, 0, 0, 0, 0),
-    F(0, 0, 0, 0, 0, 0, 0, 0), /* fc */
-    F(HWT_PKT_TNT8, 1, 6, 63, 0, 0, 0, 0),
-    F(HWT_PKT_CYC, 2, 31, 0, 0xfe, 0, 4, 1), /* fe */
-};
-#undef F
 
-/* The layout the fast path writes into. */
-_Static_assert(sizeof(((struct hwt_pt_packet *)0)->u) == 16, "payload union size");
+/* The byte after 02. */
+#define X_TYPE(x)                                                                                  \
+	((x) == 0x23	      ? HWT_PKT_PSBEND                                                     \
+	 : (x) == 0xf3	      ? HWT_PKT_OVF                                                        \
+	 : (x) == 0x83	      ? HWT_PKT_TRACESTOP                                                  \
+	 : (x) == 0xa3	      ? HWT_PKT_TNT64                                                      \
+	 : (x) == 0x43	      ? HWT_PKT_PIP                                                        \
+	 : (x) == 0x03	      ? HWT_PKT_CBR                                                        \
+	 : (x) == 0xc8	      ? HWT_PKT_VMCS                                                       \
+	 : ((x)&0x7f) == 0x62 ? HWT_PKT_EXSTOP                                                     \
+	 : ((x)&0x7f) == 0x33 ? HWT_PKT_BEP                                                        \
+			      : 0)
+#define X_SIZE(x)                                                                                  \
+	((x) == 0xa3 || (x) == 0x43 ? 8 : (x) == 0xc8 ? 7 : (x) == 0x03 ? 4 : X_TYPE(x) ? 2 : 0)
+#define X_ENTRY(x)                                                                                 \
+	{                                                                                          \
+		.a_mask = (x) == 0x43	? 0xfffffffffffeull                                        \
+			  : (x) == 0x03 ? 0xff                                                     \
+			  : (x) == 0xc8 ? M_BITS(5)                                                \
+					: 0,                                                       \
+		.b_mask = (x) == 0xa3	? M_BITS(6)                                                \
+			  : (x) == 0x43 ? 1                                                        \
+					: 0,                                                       \
+		.a_or = ((x)&0x7f) == 0x62 || ((x)&0x7f) == 0x33 ? (x) >> 7 : 0,                   \
+		.hdr = HDR(X_TYPE(x), X_SIZE(x)),                                                  \
+		.a_sh = (x) == 0x43   ? 4                                                          \
+			: (x) == 0xc8 ? 12                                                         \
+				      : 0,                                                         \
+		.tnt = (x) == 0xa3                                                                 \
+	}
+
+/* The byte after 99 (MODE): leaf 0 MODE.Exec, 1 MODE.TSX. */
+#define D_ENTRY(m)                                                                                 \
+	{                                                                                          \
+		.a_or = ((m)&0xe0) == 0	     ? ((m)&1) | ((m)&2) << 7 | ((m)&4) << 14              \
+			: ((m)&0xe0) == 0x20 ? ((m)&1) | ((m)&2) << 7                              \
+					     : 0,                                                  \
+		.hdr = ((m)&0xe0) == 0	    ? HDR(HWT_PKT_MODE_EXEC, 2)                            \
+		       : ((m)&0xe0) == 0x20 ? HDR(HWT_PKT_MODE_TSX, 2)                             \
+					    : 0                                                    \
+	}
+
+#define R4(F, i) F(i), F(i + 1), F(i + 2), F(i + 3)
+#define R16(F, i) R4(F, i), R4(F, i + 4), R4(F, i + 8), R4(F, i + 12)
+#define R64(F, i) R16(F, i), R16(F, i + 16), R16(F, i + 32), R16(F, i + 48)
+#define R256(F) R64(F, 0), R64(F, 64), R64(F, 128), R64(F, 192)
+
+static const struct fast_entry fast_main[256] = {R256(M_ENTRY)};
+static const struct fast_entry fast_ext[256] = {R256(X_ENTRY)};
+static const struct fast_entry fast_mode[256] = {R256(D_ENTRY)};
+
+/* The chained loop's step for a one-byte opcode b: sh | size << 8, where
+ * sh = 8 * (size - 1) is where the next packet starts in the 8 bytes
+ * after the opcode; 0: leave the chain (not a fast packet of up to 8
+ * bytes, or PAD, whose runs are decoded in bulk).  The skd007 variant
+ * also leaves it at 2-byte CYCs. */
+#define N_STEP(b)                                                                                  \
+	((b) != 0 && M_SIZE(b) >= 1 && M_SIZE(b) <= 8 ? 8 * (M_SIZE(b) - 1) | M_SIZE(b) << 8 : 0)
+#define N_STEP_SKD(b) (CYC2(b) ? 0 : N_STEP(b))
+static const uint16_t chain_step[256] = {R256(N_STEP)};
+static const uint16_t chain_step_skd007[256] = {R256(N_STEP_SKD)};
+
+#undef R4
+#undef R16
+#undef R64
+#undef R256
+
+/* The layout the fast path writes into: a header word (type, size, zeroed
+ * padding) and the two words of the payload union. */
+_Static_assert(sizeof(struct hwt_pt_packet) == 24 && sizeof(((struct hwt_pt_packet *)0)->u) == 16,
+	       "packet size");
 _Static_assert(offsetof(struct hwt_pt_packet, type) == 0 &&
-		   offsetof(struct hwt_pt_packet, size) == 1,
+		   offsetof(struct hwt_pt_packet, size) == 1 &&
+		   offsetof(struct hwt_pt_packet, u) == 8,
 	       "type and size lead");
-_Static_assert(offsetof(struct hwt_pt_packet, u.tnt.bits) == offsetof(struct hwt_pt_packet, u) &&
-		   offsetof(struct hwt_pt_packet, u.tnt.payload) ==
-		       offsetof(struct hwt_pt_packet, u) + 8 &&
-		   offsetof(struct hwt_pt_packet, u.ip.ipc) == offsetof(struct hwt_pt_packet, u) &&
-		   offsetof(struct hwt_pt_packet, u.ip.ip) ==
-		       offsetof(struct hwt_pt_packet, u) + 8 &&
-		   offsetof(struct hwt_pt_packet, u.mtc.ctc) == offsetof(struct hwt_pt_packet, u) &&
-		   offsetof(struct hwt_pt_packet, u.tsc.tsc) == offsetof(struct hwt_pt_packet, u) &&
-		   offsetof(struct hwt_pt_packet, u.cyc.value) == offsetof(struct hwt_pt_packet, u),
-	       "payload layout");
+_Static_assert(
+    offsetof(struct hwt_pt_packet, u.tnt.payload) == offsetof(struct hwt_pt_packet, u) + 8 &&
+	offsetof(struct hwt_pt_packet, u.ip.ip) == offsetof(struct hwt_pt_packet, u) + 8 &&
+	offsetof(struct hwt_pt_packet, u.pip.nr) == offsetof(struct hwt_pt_packet, u) + 8 &&
+	offsetof(struct hwt_pt_packet, u.mode_exec.iflag) ==
+	    offsetof(struct hwt_pt_packet, u) + 2 &&
+	offsetof(struct hwt_pt_packet, u.mode_tsx.abrt) == offsetof(struct hwt_pt_packet, u) + 1,
+    "payload layout");
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return le64toh(v);
+}
+
+/* Three 8-byte stores (one 24-byte memcpy from a stack copy would cost a
+ * store-forwarding stall). */
+static inline void put3(struct hwt_pt_packet *pkt, uint64_t w0, uint64_t w1, uint64_t w2)
+{
+	unsigned char *d = (unsigned char *)pkt;
+	memcpy(d, &w0, 8);
+	memcpy(d + 8, &w1, 8);
+	memcpy(d + 16, &w2, 8);
+}
+
+static inline void emit(const struct fast_entry *e, uint64_t x, struct hwt_pt_packet *pkt)
+{
+	put3(pkt, e->hdr, ((x & e->a_mask) << e->a_sh) | e->a_or, (x & e->b_mask) | e->b_or);
+}
 
 /* Decode a fast-path packet at p (16 bytes readable); 0 if it is not one.
  * no_cyc2: leave 2-byte CYCs to the full path (SKD007 checks them). */
 static inline int fast_one(const uint8_t *p, struct hwt_pt_packet *pkt, int no_cyc2)
 {
-	const struct fast_entry *e = &fast[p[0]];
-	uint64_t v, w[2];
+	const struct fast_entry *e = &fast_main[p[0]];
+	uint64_t x = ld64(p + 1);
 
-	memcpy(&v, p + 1, 8);
-	v = le64toh(v);
-	if ((v & e->chk) | e->slow | (e->cyc2 & no_cyc2))
+	if (p[0] == 0x02 || p[0] == 0x99) {
+		e = p[0] == 0x02 ? &fast_ext[p[1]] : &fast_mode[p[1]];
+		x = ld64(p + 2);
+	}
+	if (!e->hdr || (x & e->chk) || (e->cyc2 & no_cyc2))
 		return 0;
-	w[0] = e->a_or | (v & e->a_mask) * e->a_mul;
-	w[1] = e->b_or | (v & e->b_mask);
-	memcpy(pkt, &e->type_size, 2);
-	memcpy(&pkt->u, w, sizeof(w));
-	return e->type_size >> 8;
+	if (e->tnt) { /* TNT-64: payload bits up to a stop bit */
+		uint64_t t = x & e->b_mask;
+		if (t < 2)
+			return 0;
+		unsigned bits = 63u - (unsigned)__builtin_clzll(t);
+		put3(pkt, e->hdr, bits, t ^ (1ull << bits));
+	} else {
+		emit(e, x, pkt);
+	}
+	return e->hdr >> 8;
 }
 
 static const uint8_t psb_bytes[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
@@ -419,16 +314,48 @@ static uint64_t psb_run_end(const struct hwt_pt_pkt_decoder *dec, uint64_t o)
 	return o;
 }
 
+/* PSB search, word at a time: a PSB at o holds the 8-byte word PSB_W0
+ * (02 82 02 82 ...) or PSB_W1 (82 02 ...) at each of o .. o + 8, so
+ * testing every 8th word finds every PSB, and a hit at a is checked as a
+ * PSB at a - 7 .. a.  Four words per step (a branch per 32 bytes). */
+#define PSB_W0 0x8202820282028202ull
+#define PSB_W1 0x0282028202820282ull
+
+static inline int psb_word(uint64_t w)
+{
+	return (w == PSB_W0) | (w == PSB_W1);
+}
+
+/* Smallest i in [lo, hi] with a PSB at base + i, or -1 (base[lo, hi + 16)
+ * readable). */
+static int64_t fscan(const uint8_t *base, int64_t lo, int64_t hi)
+{
+	int64_t a = lo;
+	for (;;) {
+		while (a + 24 <= hi + 8 &&
+		       !(psb_word(ld64(base + a)) | psb_word(ld64(base + a + 8)) |
+			 psb_word(ld64(base + a + 16)) | psb_word(ld64(base + a + 24))))
+			a += 32;
+		if (a > hi + 8)
+			return -1;
+		if (psb_word(ld64(base + a)))
+			for (int64_t i = a - 7 < lo ? lo : a - 7; i <= a && i <= hi; i++)
+				if (base[i] == 0x02 && !memcmp(base + i, psb_bytes, 16))
+					return i;
+		a += 8;
+	}
+}
+
 /* Smallest offset >= from where the 16 PSB bytes start, or -1. */
 static int64_t psb_first_raw(const struct hwt_pt_pkt_decoder *dec, uint64_t from)
 {
-	const uint8_t *hit;
+	int64_t r;
 	uint64_t n2 = dec->total - dec->n1;
 
 	if (from + 16 <= dec->n1) {
-		hit = memmem(dec->b1 + from, dec->n1 - from, psb_bytes, 16);
-		if (hit)
-			return hit - dec->b1;
+		r = fscan(dec->b1, (int64_t)from, (int64_t)dec->n1 - 16);
+		if (r >= 0)
+			return r;
 	}
 	if (n2) {
 		uint64_t lo = dec->n1 >= 15 ? dec->n1 - 15 : 0;
@@ -438,28 +365,38 @@ static int64_t psb_first_raw(const struct hwt_pt_pkt_decoder *dec, uint64_t from
 			lo = from;
 		if (lo + 16 <= hi) {
 			copy_out(dec, lo, win, hi - lo);
-			hit = memmem(win, hi - lo, psb_bytes, 16);
-			if (hit)
-				return (int64_t)(lo + (uint64_t)(hit - win));
+			r = fscan(win, 0, (int64_t)(hi - lo) - 16);
+			if (r >= 0)
+				return (int64_t)lo + r;
 		}
 		uint64_t start = from > dec->n1 ? from : dec->n1;
 		if (start + 16 <= dec->total) {
-			const uint8_t *p = dec->b2 + (start - dec->n1);
-			hit = memmem(p, dec->total - start, psb_bytes, 16);
-			if (hit)
-				return (int64_t)(start + (uint64_t)(hit - p));
+			r = fscan(dec->b2, (int64_t)(start - dec->n1), (int64_t)n2 - 16);
+			if (r >= 0)
+				return (int64_t)dec->n1 + r;
 		}
 	}
 	return -1;
 }
 
-/* Largest i in [lo, hi] with a PSB at base + i, or -1. */
+/* Largest i in [lo, hi] with a PSB at base + i, or -1 (base[lo, hi + 16)
+ * readable). */
 static int64_t rscan(const uint8_t *base, int64_t lo, int64_t hi)
 {
-	for (int64_t i = hi; i >= lo; i--)
-		if (base[i + 15] == 0x82 && base[i] == 0x02 && !memcmp(base + i, psb_bytes, 16))
-			return i;
-	return -1;
+	int64_t a = hi;
+	for (;;) {
+		while (a - 24 >= lo &&
+		       !(psb_word(ld64(base + a)) | psb_word(ld64(base + a - 8)) |
+			 psb_word(ld64(base + a - 16)) | psb_word(ld64(base + a - 24))))
+			a -= 32;
+		if (a < lo)
+			return -1;
+		if (psb_word(ld64(base + a)))
+			for (int64_t i = a; i >= a - 7 && i >= lo; i--)
+				if (base[i] == 0x02 && !memcmp(base + i, psb_bytes, 16))
+					return i;
+		a -= 8;
+	}
 }
 
 /* Largest offset < limit where the 16 PSB bytes start, or -1. */
@@ -675,18 +612,76 @@ int hwt_pt_pkt_next(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt)
 }
 
 /* The bulk loop over one part ([base, base + len) holding the stream
- * from offset start) while 16 bytes remain in it: fast path, else the full
- * parser in place; stops (without consuming) at errors, errata candidates
- * and BBP, which the general path handles. */
-static inline int fast_run(struct hwt_pt_pkt_decoder *dec, const uint8_t *base, uint64_t start,
-			   uint64_t len, struct hwt_pt_packet *pkts, int k, int n,
-			   const int no_cyc2)
+ * from offset start) while 16 bytes remain in it; stops (without
+ * consuming) at errors, errata candidates and BBP, which the general path
+ * handles.  The inner loop is the hot one: the next packet's first byte
+ * comes out of the 8 bytes already loaded after the current opcode (a
+ * shift by chain_step[b]) instead of a reload, so the loop-carried chain
+ * per packet is one table load and a shift.  Two-byte opcodes (02 xx, 99
+ * xx) of up to 8 bytes stay in the chain through a (rarely taken) branch;
+ * anything else: fast_one, else the full parser in place. */
+static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_decoder *dec,
+							  const uint8_t *base, uint64_t start,
+							  uint64_t len, struct hwt_pt_packet *pkts,
+							  int k, int n, const int no_cyc2)
 {
 	const uint8_t *q = base + (dec->pos - start), *end = base + len;
 	const uint8_t *qlim = end - HWT_PT_PKT_MAX_SIZE;
+	const uint16_t *chain = no_cyc2 ? chain_step_skd007 : chain_step;
 	struct hwt_pt_packet *out = pkts + k, *oend = pkts + n;
 
 	while (out < oend && q <= qlim) {
+		unsigned b = q[0];
+		uint64_t x = ld64(q + 1);
+		/* packets of at most 8 bytes each: the first lim - out of them
+		 * all start at or before qlim (one check per packet) */
+		size_t room = (size_t)(qlim - q) / 8 + 1;
+		struct hwt_pt_packet *lim = (size_t)(oend - out) < room ? oend : out + room;
+		for (;;) {
+			unsigned v = chain[b];
+			const struct fast_entry *e = &fast_main[b];
+			if (__builtin_expect(!v || (x & e->chk), 0)) {
+				if (!b) { /* a run of PADs: count and write them in bulk */
+					size_t z = 0, zmax = (size_t)(qlim - q) + 1;
+					if (zmax > (size_t)(oend - out))
+						zmax = (size_t)(oend - out);
+					uint64_t w = 0;
+					while (z + 8 <= zmax && !(w = ld64(q + z)))
+						z += 8;
+					if (z + 8 <= zmax)
+						z += (size_t)__builtin_ctzll(w) / 8;
+					else
+						while (z < zmax && !q[z])
+							z++;
+					for (size_t i = 0; i < z; i++)
+						put3(out + i, HDR(HWT_PKT_PAD, 1), 0, 0);
+					q += z;
+					out += z;
+					goto reload;
+				}
+				if (b != 0x02 && b != 0x99)
+					break;
+				e = b == 0x02 ? &fast_ext[x & 0xff] : &fast_mode[x & 0xff];
+				uint64_t y = x >> 8, t = y & e->b_mask;
+				if (!e->hdr || (e->tnt && t < 2))
+					break;
+				if (e->tnt) {
+					unsigned bits = 63u - (unsigned)__builtin_clzll(t);
+					put3(out, e->hdr, bits, t ^ (1ull << bits));
+				} else {
+					emit(e, y, out);
+				}
+				v = (e->hdr & 0xff00u) | (8u * (e->hdr >> 8) - 8u);
+			} else {
+				emit(e, x, out);
+			}
+			out++;
+			q += v >> 8;
+			b = (uint8_t)(x >> (v & 0xff));
+			if (out == lim)
+				goto reload;
+			x = ld64(q + 1);
+		}
 		int size = fast_one(q, out, no_cyc2);
 		if (!size) {
 			size = hwt_pt_pkt_parse_ctx(q, (size_t)(end - q), HWT_PKT_CTX_NONE, out);
@@ -696,6 +691,7 @@ static inline int fast_run(struct hwt_pt_pkt_decoder *dec, const uint8_t *base, 
 		}
 		q += size;
 		out++;
+	reload:;
 	}
 	dec->pos = start + (uint64_t)(q - base);
 	return (int)(out - pkts);
