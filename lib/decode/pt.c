@@ -48,7 +48,21 @@ const uint8_t hwt_pt_psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x
  * byte 82 can precede a PSB) is the run's last 16 bytes. */
 const uint8_t *pt_find_psb(const uint8_t *p, size_t n)
 {
-	const uint8_t *h = memmem(p, n, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat));
+	/* Horspool on the window's last byte: the pattern ends in 82, holds
+	 * 82 two bytes before its end and 02 one byte before it, no other */
+	const uint8_t *h = NULL;
+	for (size_t i = 0; n >= 16 && i <= n - 16;) {
+		uint8_t c = p[i + 15];
+		if (c == 0x82) {
+			if (!memcmp(p + i, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat))) {
+				h = p + i;
+				break;
+			}
+			i += 2;
+		} else {
+			i += c == 0x02 ? 1 : 16;
+		}
+	}
 	if (!h)
 		return NULL;
 	const uint8_t *end = p + n;
@@ -73,6 +87,54 @@ int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
 		if (pkt.type == HWT_PKT_FUP)
 			return !hwt_pt_last_ip_update(&lip, pkt.u.ip.ipc, pkt.u.ip.ip) &&
 			       !hwt_pt_last_ip_query(&lip, ip);
+	}
+	return 0;
+}
+
+/* Is there a PSB at p (the last 16 bytes of a run of 02 82 pairs, as
+ * pt_find_psb sees it; end: the readable end)? */
+static int psb_at(const uint8_t *p, const uint8_t *end)
+{
+	if (memcmp(p, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat)))
+		return 0;
+	return end - p < 18 || p[16] != 0x02 || p[17] != 0x82;
+}
+
+size_t pt_stop_from(const uint8_t *data, size_t cut)
+{
+	const size_t w = sizeof(hwt_pt_psb_pat);
+	size_t end = cut, lim = cut > PT_STOP_SCAN ? cut - PT_STOP_SCAN : 0;
+	while (end > w) {
+		/* the last PSB before end: a packet boundary to parse from */
+		size_t s = end - w;
+		while (s > lim && !(data[s] == 0x02 && psb_at(data + s, data + cut)))
+			s--;
+		if (!(data[s] == 0x02 && psb_at(data + s, data + cut)))
+			return 0;
+		size_t pos = s, last = 0;
+		while (pos < cut) {
+			struct hwt_pt_packet pkt;
+			int sz = hwt_pt_pkt_parse(data + pos, cut - pos, &pkt);
+			if (sz <= 0 || pkt.type == HWT_PKT_BBP)
+				return 0; /* (block items need their context) */
+			pos += (size_t)sz;
+			switch (pkt.type) {
+			case HWT_PKT_TNT8:
+			case HWT_PKT_TNT64:
+			case HWT_PKT_TIP:
+			case HWT_PKT_TIP_PGE:
+			case HWT_PKT_TIP_PGD:
+				last = pos;
+				break;
+			default:
+				break;
+			}
+		}
+		if (pos != cut)
+			return 0;
+		if (last)
+			return last;
+		end = s; /* none since that PSB: look before it */
 	}
 	return 0;
 }
@@ -624,7 +686,7 @@ static int batch_async_at(const struct hwt_pt_event *ev, uint64_t *at)
  * stop ip is visited (HWT_PTE_STOP), and is dropped by a gap or an event
  * that breaks the flow; the batch goes on past the end of the trace as
  * the block loop does. */
-static void region_batch(struct pt *e, uint64_t base)
+static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t base)
 {
 	struct hwt_pt_entry ent[PT_BATCH];
 	struct hwt_pt_event evs[PT_BATCH_EVENTS];
@@ -637,6 +699,8 @@ static void region_batch(struct pt *e, uint64_t base)
 	b.ev_cap = PT_BATCH_EVENTS;
 	b.past_end = 1;
 	b.stop_ip = e->stop_ip;
+	if (e->holding && e->ext < n)
+		b.stop_from = pt_stop_from(data, n - e->ext);
 	int tent = 0, tk = 0;
 	uint64_t tf = 0, tt = 0, at = 0;
 	e->have_prev = 1; /* handle_event clears it where the flow breaks */
@@ -734,7 +798,7 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	e->stop_ip = stop_ip;
 	if (e->bd && !e->c->insn && !e->c->event && !want_time &&
 	    !(e->dflags & HWT_DECODER_NO_BATCH)) {
-		region_batch(e, base);
+		region_batch(e, data, n, base);
 		goto done;
 	}
 	uint64_t last_err_off = UINT64_MAX;

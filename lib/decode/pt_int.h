@@ -94,6 +94,7 @@ struct pt {
 	const struct hwt_process *pc_proc;
 	uint64_t pc_gen, pc_epoch;
 	int holding;	  /* non-final region with a stop ip */
+	size_t ext;	  /* the region's bytes after its end PSB (pt_par.c) */
 	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
 	struct pending *pend;
 	size_t npend, cappend;
@@ -143,6 +144,14 @@ const uint8_t *pt_find_psb(const uint8_t *p, size_t n);
  * parseable); HWT_ERR_EOS when the PSB+ runs past the n bytes (the rest
  * is in the next chunk). */
 int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip);
+/* Where the packets that move the flow (TNT, TIP, TIP.PGE, TIP.PGD) end
+ * before the PSB at data + cut, parsed from the last PSB before it: once
+ * the decoder has taken them, the flow visits the PSB's ip for the last
+ * time (a region's decoder needs to watch that ip only from there on).
+ * 0 when not known (no PSB within PT_STOP_SCAN bytes, bytes that do not
+ * parse up to the cut): then every visit counts. */
+#define PT_STOP_SCAN (256u << 10)
+size_t pt_stop_from(const uint8_t *data, size_t cut);
 /* Decode one region [data, data + n) of queue q whose first byte is at
  * stream offset base; holding: the region ends at a PSB whose FUP ip is
  * stop_ip (output from there on is held back, for the next region). */

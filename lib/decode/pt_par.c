@@ -67,7 +67,7 @@ struct pt_cap {
 
 struct pt_job {
 	const uint8_t *data;
-	size_t n;
+	size_t n, ext;
 	uint64_t base;
 	int holding;
 	uint64_t stop_ip;
@@ -191,6 +191,7 @@ static void run_job(struct pt_par *p, struct pt *w, struct pt_job *j)
 	w->rgen = p->rgen;
 	w->repoch = p->repoch;
 	w->nomem = 0;
+	w->ext = j->ext;
 	pt_decode_region(w, p->q, j->data, j->n, j->base, j->holding, j->stop_ip);
 	j->nomem = w->nomem || j->out.nomem;
 	j->reached = w->reached_stop;
@@ -445,6 +446,7 @@ int pt_par_decode(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, si
 				struct pt_job *j = &p->jobs[p->submitted % p->win];
 				j->data = data + pos + sg[next].off;
 				j->n = sg[next].end - sg[next].off + sg[next].ext;
+				j->ext = sg[next].ext;
 				j->base = base + pos + sg[next].off;
 				j->holding = sg[next].holding;
 				j->stop_ip = sg[next].stop_ip;

@@ -72,7 +72,16 @@ static void put_end(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 }
 
 /* HWT_PTE_STOP (b->have_stop): an entry saying the flow executed the
- * instruction at b->stop_ip; no instruction count of its own. */
+ * instruction at b->stop_ip; no instruction count of its own.  With
+ * b->stop_from, only once the decoder has taken the packets before that
+ * offset (the last visits of a PSB's ip come after the packets before the
+ * PSB: reporting none before them spares the checks, and keeps the path
+ * cache, in the loops that visit stop_ip long before the end). */
+static inline int stop_live(const struct hwt_pt_block_decoder *d, const struct hwt_pt_batch *b)
+{
+	return b->have_stop && (!b->stop_from || qry_pos(d->f.q) >= b->stop_from);
+}
+
 static inline void stop_at(struct hwt_pt_entry *e, uint64_t stop);
 static void put_stop(struct hwt_pt_batch *b)
 {
@@ -160,7 +169,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	size_t n = b->n, cap = b->cap - 1, steps = 0; /* one slot for the end */
 	uint32_t acc = d->bt.acc;
 	int paths = !f->opt.no_path_cache;
-	int hs = b->have_stop;
+	int ws = b->have_stop, hs = stop_live(d, b);
 	uint64_t stop = b->stop_ip;
 
 	memset(&tmpl, 0, sizeof(tmpl));
@@ -172,6 +181,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	while (n + 1 < cap && (q->tnt_n || !q->eos)) {
 		int mode = f->mode ? f->mode : 64;
 		uint64_t ip = f->ip;
+		if (ws && !hs) /* (packets are taken on the way) */
+			hs = (q->la_valid ? q->la_off : qry_pos(q)) >= b->stop_from;
 		tmpl.mode = (uint8_t)mode;
 		const struct run *r = cache_run(c, ip, mode);
 		if (!r)
@@ -354,7 +365,7 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 			 * trace (reached) */
 			if (b->past_end) {
 				d->bt.acc += blk.ninsn;
-				if (b->have_stop && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+				if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip))
 					put_stop(b);
 			}
 			put_end(d, b);
@@ -362,13 +373,13 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 		}
 		if (st < 0) {
 			d->bt.acc += blk.ninsn ? blk.ninsn - 1 : 0; /* the last one failed */
-			if (b->have_stop && blk.ninsn &&
+			if (stop_live(d, b) && blk.ninsn &&
 			    stop_in(blk.ips, blk.ninsn - 1u, b->stop_ip))
 				put_stop(b);
 			continue;
 		}
 		d->bt.acc += blk.ninsn;
-		if (b->have_stop && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+		if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip))
 			put_stop(b);
 		if (blk.ninsn && hwt_insn_is_branch(blk.iclass))
 			block_branch(d, b, blk.end_ip, blk.end_ip + blk.sizes[blk.ninsn - 1],
