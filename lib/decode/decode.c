@@ -680,6 +680,11 @@ static int on_record(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 		free(priv);
 		return err;
 	}
+	if (d->ops && d->ops->quiesce && rec->type != PERF_RECORD_AUX) {
+		int err = d->ops->quiesce(d->fst);
+		if (err)
+			return err;
+	}
 	on_sideband(d, rec);
 	if (rec->type == PERF_RECORD_SAMPLE) {
 		int err = hwt_dec_pebs_sample(d, rec);

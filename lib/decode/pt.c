@@ -187,7 +187,7 @@ static void ev_convert(struct hwt_dec_event *o, const struct hwt_pt_event *ev)
 
 /* ---- output: to the consumer (taken branches gathered into arrays for
  * its branches callback, delivered before anything else), or, in a
- * worker of the parallel decode, into the segment's record (pt_par.c) */
+ * worker of the parallel decode, into the job's output (pt_par.c) */
 void pt_out_flush(struct pt *e)
 {
 	if (e->nbb) {
@@ -199,33 +199,41 @@ void pt_out_flush(struct pt *e)
 static void out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time,
 		       uint64_t t)
 {
+	struct hwt_dec_branch *b;
 	if (e->cap) {
-		pt_cap_branch(e, from, to, kind, have_time, t);
-		return;
-	}
-	if (e->c->branches) {
+		b = pt_cap_branch(e);
+		if (!b)
+			return;
+	} else if (e->c->branches) {
 		if (!e->bb && !(e->bb = malloc(PT_BB_CAP * sizeof(*e->bb)))) {
-			struct hwt_dec_branch b = {from, to, (uint8_t)kind, (uint8_t)have_time, t};
-			e->c->branches(e->c->arg, e->th, &b, 1, e->img);
+			struct hwt_dec_branch one = {from, to, (uint8_t)kind, (uint8_t)have_time,
+						     t};
+			e->c->branches(e->c->arg, e->th, &one, 1, e->img);
 			return;
 		}
 		if (e->nbb == PT_BB_CAP)
 			pt_out_flush(e);
-		struct hwt_dec_branch *b = &e->bb[e->nbb++];
-		b->from = from;
-		b->to = to;
-		b->kind = (uint8_t)kind;
-		b->have_time = (uint8_t)have_time;
-		b->time_ns = t;
+		b = &e->bb[e->nbb++];
+	} else {
+		hwt_dec_emit_branch(e->dec, e->th, from, to, kind, e->img, have_time, t);
 		return;
 	}
-	hwt_dec_emit_branch(e->dec, e->th, from, to, kind, e->img, have_time, t);
+	b->from = from;
+	b->to = to;
+	b->kind = (uint8_t)kind;
+	b->have_time = (uint8_t)have_time;
+	b->time_ns = t;
 }
 
 void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uint64_t t)
 {
 	if (e->cap) {
-		pt_cap_insn(e, in, have_time, t);
+		struct pt_item *it = pt_cap_item(e, P_INSN);
+		if (it) {
+			it->have_time = (uint8_t)have_time;
+			it->time = t;
+			it->u.in = *in;
+		}
 		return;
 	}
 	pt_out_flush(e);
@@ -235,7 +243,12 @@ void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uin
 void pt_out_gap(struct pt *e, uint64_t off, uint64_t ip, int err)
 {
 	if (e->cap) {
-		pt_cap_gap(e, off, ip, err);
+		struct pt_item *it = pt_cap_item(e, P_GAP);
+		if (it) {
+			it->err = err;
+			it->u.gap.off = off;
+			it->u.gap.ip = ip;
+		}
 		return;
 	}
 	pt_out_flush(e);
@@ -270,11 +283,11 @@ static void deliver_event(struct pt *e, const struct hwt_pt_event *ev, int have_
  * PSB, from each visit of that PSB's IP on into the pending list: flushed
  * when the IP comes again (or an event or gap shows the flow went on),
  * dropped at the end of the region (the next region decodes it). */
-static struct pending *pend_new(struct pt *e)
+static struct pt_item *pend_new(struct pt *e)
 {
 	if (e->npend == e->cappend) {
 		size_t nc = e->cappend ? 2 * e->cappend : 1024;
-		struct pending *nv = nc <= (1u << 22) ? realloc(e->pend, nc * sizeof(*nv)) : NULL;
+		struct pt_item *nv = nc <= (1u << 22) ? realloc(e->pend, nc * sizeof(*nv)) : NULL;
 		if (!nv)
 			return NULL;
 		e->pend = nv;
@@ -287,7 +300,7 @@ static void flush_pending(struct pt *e)
 {
 	const struct hwt_decode_consumer *c = e->c;
 	for (size_t i = 0; i < e->npend; i++) {
-		const struct pending *p = &e->pend[i];
+		const struct pt_item *p = &e->pend[i];
 		if (p->what == P_BRANCH) {
 			out_branch(e, p->u.br.from, p->u.br.to, p->kind, p->have_time, p->time);
 		} else if (p->what == P_EVENT) {
@@ -305,7 +318,7 @@ static void emit_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int 
 			uint64_t t)
 {
 	if (e->pend_active) {
-		struct pending *p = pend_new(e);
+		struct pt_item *p = pend_new(e);
 		if (p) {
 			p->what = P_BRANCH;
 			p->kind = (uint8_t)kind;
@@ -335,7 +348,7 @@ static void emit_event(struct pt *e, const struct hwt_pt_event *ev)
 				e->cappevs = nc;
 			}
 		}
-		struct pending *p = e->npevs < e->cappevs ? pend_new(e) : NULL;
+		struct pt_item *p = e->npevs < e->cappevs ? pend_new(e) : NULL;
 		if (p) {
 			p->what = P_EVENT;
 			p->have_time = (uint8_t)have_time;
@@ -378,7 +391,7 @@ static void on_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, 
 	if (!e->c->insn)
 		return;
 	if (e->pend_active) {
-		struct pending *p = pend_new(e);
+		struct pt_item *p = pend_new(e);
 		if (p) {
 			p->what = P_INSN;
 			p->have_time = (uint8_t)have_time;
@@ -726,9 +739,16 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				continue;
 			}
 			if (tent && x->ninsn) {
-				if (!e->pend_active && !e->cap && e->bb && e->nbb < PT_BB_CAP) {
+				struct hwt_dec_branch *o = NULL;
+				if (e->pend_active) {
+				} else if (!e->cap) {
+					if (e->bb && e->nbb < PT_BB_CAP)
+						o = &e->bb[e->nbb++];
+				} else if (e->cap->nbr < e->cap->brcap) {
+					o = &e->cap->br[e->cap->nbr++];
+				}
+				if (o) {
 					/* (out_branch's common case, inline) */
-					struct hwt_dec_branch *o = &e->bb[e->nbb++];
 					o->from = tf;
 					o->to = tt;
 					o->kind = (uint8_t)tk;
@@ -963,17 +983,29 @@ static int pt_flush(void *state, struct hwt_dec_queue *q)
 	struct pt *e = state;
 	if (!q->fmt)
 		return 0;
-	if (q->per_cpu)
+	if (q->per_cpu) {
+		pt_par_drain(e);
 		pt_cpu_seg_end(e, q);
-	else
+	} else {
 		pt_flush_carry(e, q);
+	}
 	return 0;
 }
 
 static int pt_finish(void *state)
 {
 	struct pt *e = state;
+	pt_par_drain(e);
 	pt_cpu_decode_all(e);
+	return e->nomem ? HWT_ERR_NOMEM : 0;
+}
+
+/* The engine is about to change its threads, processes or images, or to
+ * deliver something itself: what the workers decode goes out first. */
+static int pt_quiesce(void *state)
+{
+	struct pt *e = state;
+	pt_par_drain(e);
 	return e->nomem ? HWT_ERR_NOMEM : 0;
 }
 
@@ -1013,4 +1045,5 @@ const struct hwt_decoder_ops hwt_decoder_intel_pt = {
     .flush = pt_flush,
     .finish = pt_finish,
     .free = pt_free,
+    .quiesce = pt_quiesce,
 };
