@@ -723,6 +723,46 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 		if (st < 0)
 			break;
 		for (size_t i = 0; i < b.n; i++) {
+			/* runs of branches while nothing is held back: straight
+			 * into the output array (out_branch's common case) */
+			size_t room = 0;
+			struct hwt_dec_branch *o = NULL;
+			if (e->pend_active || ent[i].type != HWT_PTE_BRANCH) {
+			} else if (e->cap) {
+				struct pt_cap *c = e->cap;
+				if (c->brcap - c->nbr < b.n - i && pt_cap_branch(e))
+					c->nbr--; /* (grown) */
+				o = c->br + c->nbr;
+				room = c->brcap - c->nbr;
+			} else if (e->bb) {
+				if (e->nbb == PT_BB_CAP)
+					pt_out_flush(e);
+				o = e->bb + e->nbb;
+				room = PT_BB_CAP - e->nbb;
+			}
+			size_t k = 0;
+			for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
+				const struct hwt_pt_entry *x = &ent[i];
+				if (tent && x->ninsn) {
+					o[k].from = tf;
+					o[k].to = tt;
+					o[k].kind = (uint8_t)tk;
+					o[k].have_time = 0;
+					o[k].time_ns = 0;
+					k++;
+				}
+				tent = 1;
+				tf = x->from;
+				tt = x->to;
+				tk = x->iclass < sizeof(e->kinds) ? e->kinds[x->iclass]
+								  : hwt_branch_kind_of(x->iclass);
+			}
+			if (e->cap)
+				e->cap->nbr += k;
+			else
+				e->nbb += k;
+			if (i == b.n)
+				break;
 			const struct hwt_pt_entry *x = &ent[i];
 			if (x->type == HWT_PTE_STOP) {
 				int at_stop = e->holding && !e->pend_overflow;
@@ -739,24 +779,7 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				continue;
 			}
 			if (tent && x->ninsn) {
-				struct hwt_dec_branch *o = NULL;
-				if (e->pend_active) {
-				} else if (!e->cap) {
-					if (e->bb && e->nbb < PT_BB_CAP)
-						o = &e->bb[e->nbb++];
-				} else if (e->cap->nbr < e->cap->brcap) {
-					o = &e->cap->br[e->cap->nbr++];
-				}
-				if (o) {
-					/* (out_branch's common case, inline) */
-					o->from = tf;
-					o->to = tt;
-					o->kind = (uint8_t)tk;
-					o->have_time = 0;
-					o->time_ns = 0;
-				} else {
-					emit_branch(e, tf, tt, tk, 0, 0);
-				}
+				emit_branch(e, tf, tt, tk, 0, 0);
 				tent = 0;
 			}
 			switch (x->type) {
@@ -764,7 +787,8 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				tent = 1;
 				tf = x->from;
 				tt = x->to;
-				tk = hwt_branch_kind_of(x->iclass);
+				tk = x->iclass < sizeof(e->kinds) ? e->kinds[x->iclass]
+								  : hwt_branch_kind_of(x->iclass);
 				break;
 			case HWT_PTE_EVENT: {
 				const struct hwt_pt_event *ev = &evs[x->index];
@@ -958,6 +982,8 @@ static int pt_create(struct hwt_decoder *dec, const uint64_t *priv, size_t npriv
 	e->c = hwt_dec_consumer(dec);
 	e->dflags = hwt_dec_flags(dec);
 	e->jobs = hwt_dec_jobs(dec);
+	for (size_t i = 0; i < sizeof(e->kinds); i++)
+		e->kinds[i] = (uint8_t)hwt_branch_kind_of((int)i);
 	if (priv && !hwt_perf_intel_pt_info_parse(&e->info, priv, npriv))
 		e->have_info = 1;
 	setup_config(e, hwt_dec_reader(dec));

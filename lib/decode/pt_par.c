@@ -48,7 +48,7 @@
 
 #define SEG_BYTES (32u << 10)
 #define SEG_BYTES_INSN (4u << 10)
-#define WINDOW(nw) (4u * (nw) + 2u)
+#define WINDOW(nw) (2u * (nw) + 1u)
 
 /* ---------------- a worker's output ---------------- */
 static int grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
@@ -205,6 +205,7 @@ static struct pt *worker_state(const struct pt *e)
 	w->time_zero = e->time_zero;
 	w->dflags = e->dflags;
 	w->jobs = 1;
+	memcpy(w->kinds, e->kinds, sizeof(w->kinds));
 	return w;
 }
 
