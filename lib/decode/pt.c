@@ -8,7 +8,12 @@
  * ends at a PSB would run on past the PSB's IP until it needs a packet;
  * what it decodes from the PSB's FUP IP on is held back and dropped, since
  * the next region starts there: the output does not depend on where the
- * recorder cut the trace into chunks.  Taken branches are derived from
+ * recorder cut the trace into chunks.  Only the last visit of that IP
+ * counts, and it comes after the packets that move the flow (TNT, TIP)
+ * before the PSB: the batch path watches for the IP only once the
+ * decoder has taken them (pt_stop_from), since a PSB often lands in the
+ * hottest loop, whose every turn would be a visit (and would keep the
+ * path cache from delivering the loop).  Taken branches are derived from
  * consecutive instructions (plus asynchronous branch events): with the
  * block decoder unless the consumer wants every instruction's bytes or it
  * is a per-CPU queue (blocks end at every branch, so only a block's first

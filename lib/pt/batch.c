@@ -169,7 +169,11 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	size_t n = b->n, cap = b->cap - 1, steps = 0; /* one slot for the end */
 	uint32_t acc = d->bt.acc;
 	int paths = !f->opt.no_path_cache;
+	/* hs: visits of stop count (stop_live); packets are taken on the
+	 * way, so it is looked at again (LIVE) where a visit may be, only
+	 * then: the position is a call when no packet is looked ahead at */
 	int ws = b->have_stop, hs = stop_live(d, b);
+#define LIVE() (hs || (ws && (hs = (q->la_valid ? q->la_off : qry_pos(q)) >= b->stop_from)))
 	uint64_t stop = b->stop_ip;
 
 	memset(&tmpl, 0, sizeof(tmpl));
@@ -181,8 +185,6 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	while (n + 1 < cap && (q->tnt_n || !q->eos)) {
 		int mode = f->mode ? f->mode : 64;
 		uint64_t ip = f->ip;
-		if (ws && !hs) /* (packets are taken on the way) */
-			hs = (q->la_valid ? q->la_off : qry_pos(q)) >= b->stop_from;
 		tmpl.mode = (uint8_t)mode;
 		const struct run *r = cache_run(c, ip, mode);
 		if (!r)
@@ -191,7 +193,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
 			const struct path *p = path_at(c, ip, mode, q);
 			const struct path_br *br = p ? c->pbr + p->br : NULL;
-			if (p && hs) {
+			if (p && LIVE()) {
 				/* stop within the path's straight lines: run by run */
 				uint64_t seg = ip;
 				for (unsigned i = 0; p && i < p->nbr; seg = br[i].to, i++)
@@ -241,13 +243,15 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			int err = flow_proceed(f, &xi);
 			if (err < 0) {
 				acc += r->n - 1; /* the last one failed */
-				if (hs && stop_in(c->ips + r->pool, r->n - 1u, stop))
+				if (stop - r->ip <= r->last && LIVE() &&
+				    stop_in(c->ips + r->pool, r->n - 1u, stop))
 					stop_at(&out[n++], stop);
 				*st = err;
 				break;
 			}
 			acc += r->n;
-			if (hs && stop_in(c->ips + r->pool, r->n, stop))
+			if (stop - r->ip <= r->last && LIVE() &&
+			    stop_in(c->ips + r->pool, r->n, stop))
 				stop_at(&out[n++], stop);
 			*st = flow_status(f);
 			stamp(d, b, &tmpl);
@@ -268,7 +272,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			continue;
 		}
 		acc += r->n;
-		if (hs && stop - r->ip <= r->last && stop_in(c->ips + r->pool, r->n, stop))
+		if (stop - r->ip <= r->last && LIVE() && stop_in(c->ips + r->pool, r->n, stop))
 			stop_at(&out[n++], stop);
 		if (r->iclass != HWT_INSN_OTHER && reported(r->iclass, f->ip, last + r->size)) {
 			struct hwt_pt_entry *e = &out[n++];
@@ -283,6 +287,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	b->n = n;
 	d->bt.acc = acc;
 	return steps;
+#undef LIVE
 }
 
 /* A block that ended in a branch (its last instruction at from, the
