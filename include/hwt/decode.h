@@ -338,8 +338,12 @@ uint64_t hwt_decoder_tsc_to_ns(const struct hwt_decoder *d, uint64_t tsc);
  *                                      queue order (decode what is held)
  *   finish(state)                      (optional) after every flush (per-CPU
  *                                      trace decoded across CPUs in time order)
- *   quiesce(state)                     (optional) before every record but
- *                                      AUXTRACE, AUXTRACE_INFO and AUX
+ *   quiesce(state)                     (optional) before a record that
+ *                                      changes the engine's threads,
+ *                                      processes, images, timelines or time
+ *                                      conversion, or is a sample (and
+ *                                      before every record if the ops have
+ *                                      record)
  *   free(state)
  * Every callback may call hwt_dec_emit_*; errors in the trace are gaps,
  * not return values; a negative return stops decoding (out of memory).
