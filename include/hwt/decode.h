@@ -338,6 +338,12 @@ uint64_t hwt_decoder_tsc_to_ns(const struct hwt_decoder *d, uint64_t tsc);
  *                                      queue order (decode what is held)
  *   finish(state)                      (optional) after every flush (per-CPU
  *                                      trace decoded across CPUs in time order)
+ *   quiesce(state)                     (optional) before a record that
+ *                                      changes the engine's threads,
+ *                                      processes, images, timelines or time
+ *                                      conversion, or is a sample (and
+ *                                      before every record if the ops have
+ *                                      record)
  *   free(state)
  * Every callback may call hwt_dec_emit_*; errors in the trace are gaps,
  * not return values; a negative return stops decoding (out of memory).
@@ -362,6 +368,10 @@ struct hwt_decoder_ops {
 	int (*flush)(void *state, struct hwt_dec_queue *q);
 	int (*finish)(void *state);
 	void (*free)(void *state);
+	/* (optional) before the engine changes its threads, processes,
+	 * images or timelines (sideband) or delivers anything itself: a
+	 * format that decodes on other threads delivers what it has queued */
+	int (*quiesce)(void *state);
 };
 
 /* Engine services for formats. */

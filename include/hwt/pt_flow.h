@@ -382,6 +382,12 @@ struct hwt_pt_batch {
 	uint8_t past_end;  /* go on past the end of the trace (see above) */
 	uint64_t stop_ip;
 	size_t n, nev; /* out: entries and events filled */
+	/* in, with have_stop: report visits of stop_ip only once the decoder
+	 * has taken every packet before this offset of the buffer (0: all
+	 * visits).  The offset where the packets that move the flow (TNT,
+	 * TIP, TIP.PGE, TIP.PGD) end before a PSB: the flow visits the PSB's
+	 * ip last after them. */
+	uint64_t stop_from;
 };
 
 /* Set up b for hwt_pt_block_batch: zeroed, its size, the caller's arrays

@@ -660,6 +660,28 @@ static int on_auxtrace(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 	return d->ops->chunk(d->fst, q, rec->aux_data, (size_t)rec->aux_size, rec->aux_offset);
 }
 
+/* Does a record of this type change the engine's state (on_sideband) or
+ * deliver something (samples)?  Then the format quiesces first; records
+ * such as AUX, FINISHED_ROUND or LOST come often and change nothing. */
+static int changes_engine(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_ITRACE_START:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+	case PERF_RECORD_SAMPLE:
+	case HWT_PERF_RECORD_HEADER_BUILD_ID:
+	case HWT_PERF_RECORD_TIME_CONV:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int on_record(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 {
 	if (rec->type == HWT_PERF_RECORD_AUXTRACE)
@@ -679,6 +701,11 @@ static int on_record(struct hwt_decoder *d, const struct hwt_perf_record *rec)
 		int err = format_start(d, ai.type, priv, nr);
 		free(priv);
 		return err;
+	}
+	if (d->ops && d->ops->quiesce && (d->ops->record || changes_engine(rec->type))) {
+		int err = d->ops->quiesce(d->fst);
+		if (err)
+			return err;
 	}
 	on_sideband(d, rec);
 	if (rec->type == PERF_RECORD_SAMPLE) {

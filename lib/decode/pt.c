@@ -8,7 +8,12 @@
  * ends at a PSB would run on past the PSB's IP until it needs a packet;
  * what it decodes from the PSB's FUP IP on is held back and dropped, since
  * the next region starts there: the output does not depend on where the
- * recorder cut the trace into chunks.  Taken branches are derived from
+ * recorder cut the trace into chunks.  Only the last visit of that IP
+ * counts, and it comes after the packets that move the flow (TNT, TIP)
+ * before the PSB: the batch path watches for the IP only once the
+ * decoder has taken them (pt_stop_from), since a PSB often lands in the
+ * hottest loop, whose every turn would be a visit (and would keep the
+ * path cache from delivering the loop).  Taken branches are derived from
  * consecutive instructions (plus asynchronous branch events): with the
  * block decoder unless the consumer wants every instruction's bytes or it
  * is a per-CPU queue (blocks end at every branch, so only a block's first
@@ -48,7 +53,21 @@ const uint8_t hwt_pt_psb_pat[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x
  * byte 82 can precede a PSB) is the run's last 16 bytes. */
 const uint8_t *pt_find_psb(const uint8_t *p, size_t n)
 {
-	const uint8_t *h = memmem(p, n, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat));
+	/* Horspool on the window's last byte: the pattern ends in 82, holds
+	 * 82 two bytes before its end and 02 one byte before it, no other */
+	const uint8_t *h = NULL;
+	for (size_t i = 0; n >= 16 && i <= n - 16;) {
+		uint8_t c = p[i + 15];
+		if (c == 0x82) {
+			if (!memcmp(p + i, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat))) {
+				h = p + i;
+				break;
+			}
+			i += 2;
+		} else {
+			i += c == 0x02 ? 1 : 16;
+		}
+	}
 	if (!h)
 		return NULL;
 	const uint8_t *end = p + n;
@@ -73,6 +92,54 @@ int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip)
 		if (pkt.type == HWT_PKT_FUP)
 			return !hwt_pt_last_ip_update(&lip, pkt.u.ip.ipc, pkt.u.ip.ip) &&
 			       !hwt_pt_last_ip_query(&lip, ip);
+	}
+	return 0;
+}
+
+/* Is there a PSB at p (the last 16 bytes of a run of 02 82 pairs, as
+ * pt_find_psb sees it; end: the readable end)? */
+static int psb_at(const uint8_t *p, const uint8_t *end)
+{
+	if (memcmp(p, hwt_pt_psb_pat, sizeof(hwt_pt_psb_pat)))
+		return 0;
+	return end - p < 18 || p[16] != 0x02 || p[17] != 0x82;
+}
+
+size_t pt_stop_from(const uint8_t *data, size_t cut)
+{
+	const size_t w = sizeof(hwt_pt_psb_pat);
+	size_t end = cut, lim = cut > PT_STOP_SCAN ? cut - PT_STOP_SCAN : 0;
+	while (end > w) {
+		/* the last PSB before end: a packet boundary to parse from */
+		size_t s = end - w;
+		while (s > lim && !(data[s] == 0x02 && psb_at(data + s, data + cut)))
+			s--;
+		if (!(data[s] == 0x02 && psb_at(data + s, data + cut)))
+			return 0;
+		size_t pos = s, last = 0;
+		while (pos < cut) {
+			struct hwt_pt_packet pkt;
+			int sz = hwt_pt_pkt_parse(data + pos, cut - pos, &pkt);
+			if (sz <= 0 || pkt.type == HWT_PKT_BBP)
+				return 0; /* (block items need their context) */
+			pos += (size_t)sz;
+			switch (pkt.type) {
+			case HWT_PKT_TNT8:
+			case HWT_PKT_TNT64:
+			case HWT_PKT_TIP:
+			case HWT_PKT_TIP_PGE:
+			case HWT_PKT_TIP_PGD:
+				last = pos;
+				break;
+			default:
+				break;
+			}
+		}
+		if (pos != cut)
+			return 0;
+		if (last)
+			return last;
+		end = s; /* none since that PSB: look before it */
 	}
 	return 0;
 }
@@ -125,7 +192,7 @@ static void ev_convert(struct hwt_dec_event *o, const struct hwt_pt_event *ev)
 
 /* ---- output: to the consumer (taken branches gathered into arrays for
  * its branches callback, delivered before anything else), or, in a
- * worker of the parallel decode, into the segment's record (pt_par.c) */
+ * worker of the parallel decode, into the job's output (pt_par.c) */
 void pt_out_flush(struct pt *e)
 {
 	if (e->nbb) {
@@ -137,33 +204,41 @@ void pt_out_flush(struct pt *e)
 static void out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time,
 		       uint64_t t)
 {
+	struct hwt_dec_branch *b;
 	if (e->cap) {
-		pt_cap_branch(e, from, to, kind, have_time, t);
-		return;
-	}
-	if (e->c->branches) {
+		b = pt_cap_branch(e);
+		if (!b)
+			return;
+	} else if (e->c->branches) {
 		if (!e->bb && !(e->bb = malloc(PT_BB_CAP * sizeof(*e->bb)))) {
-			struct hwt_dec_branch b = {from, to, (uint8_t)kind, (uint8_t)have_time, t};
-			e->c->branches(e->c->arg, e->th, &b, 1, e->img);
+			struct hwt_dec_branch one = {from, to, (uint8_t)kind, (uint8_t)have_time,
+						     t};
+			e->c->branches(e->c->arg, e->th, &one, 1, e->img);
 			return;
 		}
 		if (e->nbb == PT_BB_CAP)
 			pt_out_flush(e);
-		struct hwt_dec_branch *b = &e->bb[e->nbb++];
-		b->from = from;
-		b->to = to;
-		b->kind = (uint8_t)kind;
-		b->have_time = (uint8_t)have_time;
-		b->time_ns = t;
+		b = &e->bb[e->nbb++];
+	} else {
+		hwt_dec_emit_branch(e->dec, e->th, from, to, kind, e->img, have_time, t);
 		return;
 	}
-	hwt_dec_emit_branch(e->dec, e->th, from, to, kind, e->img, have_time, t);
+	b->from = from;
+	b->to = to;
+	b->kind = (uint8_t)kind;
+	b->have_time = (uint8_t)have_time;
+	b->time_ns = t;
 }
 
 void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uint64_t t)
 {
 	if (e->cap) {
-		pt_cap_insn(e, in, have_time, t);
+		struct pt_item *it = pt_cap_item(e, P_INSN);
+		if (it) {
+			it->have_time = (uint8_t)have_time;
+			it->time = t;
+			it->u.in = *in;
+		}
 		return;
 	}
 	pt_out_flush(e);
@@ -173,7 +248,12 @@ void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uin
 void pt_out_gap(struct pt *e, uint64_t off, uint64_t ip, int err)
 {
 	if (e->cap) {
-		pt_cap_gap(e, off, ip, err);
+		struct pt_item *it = pt_cap_item(e, P_GAP);
+		if (it) {
+			it->err = err;
+			it->u.gap.off = off;
+			it->u.gap.ip = ip;
+		}
 		return;
 	}
 	pt_out_flush(e);
@@ -208,11 +288,11 @@ static void deliver_event(struct pt *e, const struct hwt_pt_event *ev, int have_
  * PSB, from each visit of that PSB's IP on into the pending list: flushed
  * when the IP comes again (or an event or gap shows the flow went on),
  * dropped at the end of the region (the next region decodes it). */
-static struct pending *pend_new(struct pt *e)
+static struct pt_item *pend_new(struct pt *e)
 {
 	if (e->npend == e->cappend) {
 		size_t nc = e->cappend ? 2 * e->cappend : 1024;
-		struct pending *nv = nc <= (1u << 22) ? realloc(e->pend, nc * sizeof(*nv)) : NULL;
+		struct pt_item *nv = nc <= (1u << 22) ? realloc(e->pend, nc * sizeof(*nv)) : NULL;
 		if (!nv)
 			return NULL;
 		e->pend = nv;
@@ -225,7 +305,7 @@ static void flush_pending(struct pt *e)
 {
 	const struct hwt_decode_consumer *c = e->c;
 	for (size_t i = 0; i < e->npend; i++) {
-		const struct pending *p = &e->pend[i];
+		const struct pt_item *p = &e->pend[i];
 		if (p->what == P_BRANCH) {
 			out_branch(e, p->u.br.from, p->u.br.to, p->kind, p->have_time, p->time);
 		} else if (p->what == P_EVENT) {
@@ -243,7 +323,7 @@ static void emit_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int 
 			uint64_t t)
 {
 	if (e->pend_active) {
-		struct pending *p = pend_new(e);
+		struct pt_item *p = pend_new(e);
 		if (p) {
 			p->what = P_BRANCH;
 			p->kind = (uint8_t)kind;
@@ -273,7 +353,7 @@ static void emit_event(struct pt *e, const struct hwt_pt_event *ev)
 				e->cappevs = nc;
 			}
 		}
-		struct pending *p = e->npevs < e->cappevs ? pend_new(e) : NULL;
+		struct pt_item *p = e->npevs < e->cappevs ? pend_new(e) : NULL;
 		if (p) {
 			p->what = P_EVENT;
 			p->have_time = (uint8_t)have_time;
@@ -316,7 +396,7 @@ static void on_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, 
 	if (!e->c->insn)
 		return;
 	if (e->pend_active) {
-		struct pending *p = pend_new(e);
+		struct pt_item *p = pend_new(e);
 		if (p) {
 			p->what = P_INSN;
 			p->have_time = (uint8_t)have_time;
@@ -624,7 +704,7 @@ static int batch_async_at(const struct hwt_pt_event *ev, uint64_t *at)
  * stop ip is visited (HWT_PTE_STOP), and is dropped by a gap or an event
  * that breaks the flow; the batch goes on past the end of the trace as
  * the block loop does. */
-static void region_batch(struct pt *e, uint64_t base)
+static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t base)
 {
 	struct hwt_pt_entry ent[PT_BATCH];
 	struct hwt_pt_event evs[PT_BATCH_EVENTS];
@@ -637,6 +717,8 @@ static void region_batch(struct pt *e, uint64_t base)
 	b.ev_cap = PT_BATCH_EVENTS;
 	b.past_end = 1;
 	b.stop_ip = e->stop_ip;
+	if (e->holding && e->ext < n)
+		b.stop_from = pt_stop_from(data, n - e->ext);
 	int tent = 0, tk = 0;
 	uint64_t tf = 0, tt = 0, at = 0;
 	e->have_prev = 1; /* handle_event clears it where the flow breaks */
@@ -646,6 +728,46 @@ static void region_batch(struct pt *e, uint64_t base)
 		if (st < 0)
 			break;
 		for (size_t i = 0; i < b.n; i++) {
+			/* runs of branches while nothing is held back: straight
+			 * into the output array (out_branch's common case) */
+			size_t room = 0;
+			struct hwt_dec_branch *o = NULL;
+			if (e->pend_active || ent[i].type != HWT_PTE_BRANCH) {
+			} else if (e->cap) {
+				struct pt_cap *c = e->cap;
+				if (c->brcap - c->nbr < b.n - i && pt_cap_branch(e))
+					c->nbr--; /* (grown) */
+				o = c->br + c->nbr;
+				room = c->brcap - c->nbr;
+			} else if (e->bb) {
+				if (e->nbb == PT_BB_CAP)
+					pt_out_flush(e);
+				o = e->bb + e->nbb;
+				room = PT_BB_CAP - e->nbb;
+			}
+			size_t k = 0;
+			for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
+				const struct hwt_pt_entry *x = &ent[i];
+				if (tent && x->ninsn) {
+					o[k].from = tf;
+					o[k].to = tt;
+					o[k].kind = (uint8_t)tk;
+					o[k].have_time = 0;
+					o[k].time_ns = 0;
+					k++;
+				}
+				tent = 1;
+				tf = x->from;
+				tt = x->to;
+				tk = x->iclass < sizeof(e->kinds) ? e->kinds[x->iclass]
+								  : hwt_branch_kind_of(x->iclass);
+			}
+			if (e->cap)
+				e->cap->nbr += k;
+			else
+				e->nbb += k;
+			if (i == b.n)
+				break;
 			const struct hwt_pt_entry *x = &ent[i];
 			if (x->type == HWT_PTE_STOP) {
 				int at_stop = e->holding && !e->pend_overflow;
@@ -662,17 +784,7 @@ static void region_batch(struct pt *e, uint64_t base)
 				continue;
 			}
 			if (tent && x->ninsn) {
-				if (!e->pend_active && !e->cap && e->bb && e->nbb < PT_BB_CAP) {
-					/* (out_branch's common case, inline) */
-					struct hwt_dec_branch *o = &e->bb[e->nbb++];
-					o->from = tf;
-					o->to = tt;
-					o->kind = (uint8_t)tk;
-					o->have_time = 0;
-					o->time_ns = 0;
-				} else {
-					emit_branch(e, tf, tt, tk, 0, 0);
-				}
+				emit_branch(e, tf, tt, tk, 0, 0);
 				tent = 0;
 			}
 			switch (x->type) {
@@ -680,7 +792,8 @@ static void region_batch(struct pt *e, uint64_t base)
 				tent = 1;
 				tf = x->from;
 				tt = x->to;
-				tk = hwt_branch_kind_of(x->iclass);
+				tk = x->iclass < sizeof(e->kinds) ? e->kinds[x->iclass]
+								  : hwt_branch_kind_of(x->iclass);
 				break;
 			case HWT_PTE_EVENT: {
 				const struct hwt_pt_event *ev = &evs[x->index];
@@ -734,7 +847,7 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	e->stop_ip = stop_ip;
 	if (e->bd && !e->c->insn && !e->c->event && !want_time &&
 	    !(e->dflags & HWT_DECODER_NO_BATCH)) {
-		region_batch(e, base);
+		region_batch(e, data, n, base);
 		goto done;
 	}
 	uint64_t last_err_off = UINT64_MAX;
@@ -874,6 +987,8 @@ static int pt_create(struct hwt_decoder *dec, const uint64_t *priv, size_t npriv
 	e->c = hwt_dec_consumer(dec);
 	e->dflags = hwt_dec_flags(dec);
 	e->jobs = hwt_dec_jobs(dec);
+	for (size_t i = 0; i < sizeof(e->kinds); i++)
+		e->kinds[i] = (uint8_t)hwt_branch_kind_of((int)i);
 	if (priv && !hwt_perf_intel_pt_info_parse(&e->info, priv, npriv))
 		e->have_info = 1;
 	setup_config(e, hwt_dec_reader(dec));
@@ -899,17 +1014,29 @@ static int pt_flush(void *state, struct hwt_dec_queue *q)
 	struct pt *e = state;
 	if (!q->fmt)
 		return 0;
-	if (q->per_cpu)
+	if (q->per_cpu) {
+		pt_par_drain(e);
 		pt_cpu_seg_end(e, q);
-	else
+	} else {
 		pt_flush_carry(e, q);
+	}
 	return 0;
 }
 
 static int pt_finish(void *state)
 {
 	struct pt *e = state;
+	pt_par_drain(e);
 	pt_cpu_decode_all(e);
+	return e->nomem ? HWT_ERR_NOMEM : 0;
+}
+
+/* The engine is about to change its threads, processes or images, or to
+ * deliver something itself: what the workers decode goes out first. */
+static int pt_quiesce(void *state)
+{
+	struct pt *e = state;
+	pt_par_drain(e);
 	return e->nomem ? HWT_ERR_NOMEM : 0;
 }
 
@@ -949,4 +1076,5 @@ const struct hwt_decoder_ops hwt_decoder_intel_pt = {
     .flush = pt_flush,
     .finish = pt_finish,
     .free = pt_free,
+    .quiesce = pt_quiesce,
 };

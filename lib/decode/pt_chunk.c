@@ -35,7 +35,7 @@ void pt_flush_carry(struct pt *e, struct hwt_dec_queue *qq)
 {
 	struct ptq *q = qq->fmt;
 	if (q->clen)
-		pt_decode_region(e, qq, q->carry, q->clen, q->carry_off, 0, 0);
+		pt_region(e, qq, q->carry, q->clen, q->carry_off, 0, 0);
 	q->clen = 0;
 	q->scan = 0;
 }
@@ -175,7 +175,7 @@ void pt_on_chunk(struct pt *e, struct hwt_dec_queue *qq, const uint8_t *data, si
 			pt_flush_carry(e, qq); /* out of memory: decode what there is */
 			break;
 		}
-		pt_decode_region(e, qq, q->carry, cut, q->carry_off, holding, stop_ip);
+		pt_region(e, qq, q->carry, cut, q->carry_off, holding, stop_ip);
 		if (cut >= clen0) { /* the next region starts in d */
 			d += cut - clen0;
 			dn -= cut - clen0;
@@ -200,8 +200,7 @@ void pt_on_chunk(struct pt *e, struct hwt_dec_queue *qq, const uint8_t *data, si
 	cut = next_cut(q, d, dn, 0, 1, &holding, &stop_ip, &scan);
 	size_t rs = 0;
 	if (cut != SIZE_MAX) {
-		if (pt_par_decode(e, qq, d, cut, doff, holding, stop_ip))
-			pt_decode_region(e, qq, d, cut, doff, holding, stop_ip);
+		pt_region(e, qq, d, cut, doff, holding, stop_ip);
 		rs = cut;
 		scan = scan > cut ? scan - cut : 0;
 	}

@@ -43,22 +43,43 @@ struct cpu_region {
 	int have_next;
 };
 
-/* Output held back after the stop ip: an instruction, a branch or an
- * event (the event itself in pevs, at index u.ev). */
-struct pending {
-	uint8_t what; /* P_INSN, P_BRANCH, P_EVENT */
+/* One piece of output kept for later: held back after the stop ip (the
+ * pending list, pt.c: instructions, branches, events), or made by a
+ * worker of the parallel decode for the main thread to deliver (struct
+ * pt_cap, pt_par.c: instructions, events, gaps; its branches go to an
+ * array of their own, nbr says how many came before the item).  An
+ * event itself is in an array beside the items, at index u.ev. */
+struct pt_item {
+	uint8_t what; /* P_INSN, P_BRANCH, P_EVENT, P_GAP */
 	uint8_t kind;
 	uint8_t have_time;
+	int32_t err;
 	uint64_t time;
+	size_t nbr;
 	union {
 		struct hwt_dec_insn in;
 		struct {
 			uint64_t from, to;
 		} br;
+		struct {
+			uint64_t off, ip;
+		} gap;
 		size_t ev;
 	} u;
 };
-enum { P_INSN, P_BRANCH, P_EVENT };
+enum { P_INSN, P_BRANCH, P_EVENT, P_GAP };
+
+/* A worker's output for one job (pt_par.c): items, their events, and
+ * the taken branches in the consumer's form. */
+struct pt_cap {
+	struct pt_item *it;
+	size_t n, cap;
+	struct hwt_pt_event *ev;
+	size_t nev, evcap;
+	struct hwt_dec_branch *br;
+	size_t nbr, brcap;
+	int nomem;
+};
 
 struct pt {
 	struct hwt_decoder *dec;
@@ -94,8 +115,9 @@ struct pt {
 	const struct hwt_process *pc_proc;
 	uint64_t pc_gen, pc_epoch;
 	int holding;	  /* non-final region with a stop ip */
+	size_t ext;	  /* the region's bytes after its end PSB (pt_par.c) */
 	uint64_t stop_ip; /* FUP IP of the PSB ending the region */
-	struct pending *pend;
+	struct pt_item *pend;
 	size_t npend, cappend;
 	struct hwt_pt_event *pevs;
 	size_t npevs, cappevs;
@@ -104,8 +126,9 @@ struct pt {
 	struct hwt_dec_queue *q;
 	struct ptq *pq;
 	int nomem;
-	unsigned dflags; /* hwt_decoder_config.flags */
-	unsigned jobs;	 /* hwt_decoder_config.jobs (resolved) */
+	unsigned dflags;   /* hwt_decoder_config.flags */
+	unsigned jobs;	   /* hwt_decoder_config.jobs (resolved) */
+	uint8_t kinds[32]; /* hwt_branch_kind_of by instruction class */
 	/* the region's process, its generation and the process epoch */
 	struct hwt_process *rproc;
 	uint64_t rgen, repoch;
@@ -143,6 +166,14 @@ const uint8_t *pt_find_psb(const uint8_t *p, size_t n);
  * parseable); HWT_ERR_EOS when the PSB+ runs past the n bytes (the rest
  * is in the next chunk). */
 int pt_psb_fup_ip(const uint8_t *p, size_t n, uint64_t *ip);
+/* Where the packets that move the flow (TNT, TIP, TIP.PGE, TIP.PGD) end
+ * before the PSB at data + cut, parsed from the last PSB before it: once
+ * the decoder has taken them, the flow visits the PSB's ip for the last
+ * time (a region's decoder needs to watch that ip only from there on).
+ * 0 when not known (no PSB within PT_STOP_SCAN bytes, bytes that do not
+ * parse up to the cut): then every visit counts. */
+#define PT_STOP_SCAN (256u << 10)
+size_t pt_stop_from(const uint8_t *data, size_t cut);
 /* Decode one region [data, data + n) of queue q whose first byte is at
  * stream offset base; holding: the region ends at a PSB whose FUP ip is
  * stop_ip (output from there on is held back, for the next region). */
@@ -158,23 +189,24 @@ void pt_out_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, uin
 void pt_out_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t);
 void pt_out_gap(struct pt *e, uint64_t off, uint64_t ip, int err);
 
-/* pt_par.c: parallel decode of a chunk's regions */
-void pt_cap_branch(struct pt *w, uint64_t from, uint64_t to, int kind, int have_time, uint64_t t);
-void pt_cap_insn(struct pt *w, const struct hwt_dec_insn *in, int have_time, uint64_t t);
+/* pt_par.c: regions decoded on worker threads */
+/* A worker's output (e->cap set): one more item, or NULL (out of
+ * memory); one more branch slot, or NULL. */
+struct pt_item *pt_cap_item(struct pt *w, int what);
+struct hwt_dec_branch *pt_cap_branch(struct pt *w);
 void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, uint64_t t);
-void pt_cap_gap(struct pt *w, uint64_t off, uint64_t ip, int err);
-/* Decode [data, data + n) of queue q (stream offset base), which ends at
- * the cut (a PSB) with holding/stop_ip and has the complete PSBs cuts[]
- * (offsets into data, ascending, each > 0, with their FUP ips) inside,
- * on the workers: 0, or -1 when it cannot (decode it on this thread). */
-struct pt_cut {
-	size_t off;
-	int holding;
-	uint64_t stop_ip;
-};
-int pt_par_decode(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+/* Decode the region [data, data + n) of queue q (as pt_decode_region)
+ * on the workers, its output delivered in order: 0, or -1 when it cannot
+ * (decode it on this thread, after pt_par_drain). */
+int pt_par_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
 		  uint64_t base, int holding, uint64_t stop_ip);
+/* Deliver the output of every region given to the workers (waits). */
+void pt_par_drain(struct pt *e);
 void pt_par_free(struct pt *e);
+/* A region of a per-thread queue: on the workers when they can take it,
+ * else here (pt_chunk.c's regions go through this). */
+void pt_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n, uint64_t base,
+	       int holding, uint64_t stop_ip);
 
 /* pt_chunk.c */
 int pt_carry_append(struct ptq *q, const uint8_t *p, size_t n);

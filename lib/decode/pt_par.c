@@ -1,32 +1,43 @@
-/* lib/decode/pt_par.c - parallel decode of a per-thread queue's regions
- * (hwt_decoder_config.jobs > 1).
+/* lib/decode/pt_par.c - per-thread queues' regions decoded on worker
+ * threads (hwt_decoder_config.jobs > 1).
  *
- * Design: a region that pt_chunk.c decodes in place (from a PSB to the
- * last complete PSB of a chunk) is cut at its inner PSBs into segments of
- * about SEG_BYTES (SEG_BYTES_INSN for instruction consumers).  Each
- * segment is a region of its own: its decoder starts from the PSB+ at its
- * start and stops at the next segment's PSB, whose FUP ip is its stop ip
- * (pt.c: what it decodes from there on is the next segment's), so the
- * segments do not depend on each other.  Worker threads (jobs of them,
- * started at the first parallel chunk, stopped by pt_par_free) decode them
- * with their own decoder state (struct pt) and decode cache, into records
- * (struct pt_cap: branches, instructions, events, gaps); the main thread
- * replays the records to the consumer in segment order, so the output is
- * the one of a sequential decode.  The seams are checked while replaying:
- * a segment that ends at a PSB must have reached that PSB's ip (else its
- * flow did not meet the next segment's start); mismatches are counted
- * (struct pt.seams_bad; they change nothing in the output, which is what
- * a sequential decode of the same regions gives as well).
+ * Design: a pipeline of jobs in the order pt_chunk.c meets its regions.
+ * Each region (pt_region: a PSB-to-PSB stretch of one queue, pt.c) is a
+ * job; one of 2 * SEG_BYTES or more (SEG_BYTES_INSN for instruction
+ * consumers) is cut at its inner PSBs into segments of about SEG_BYTES,
+ * each a job of its own: its decoder starts from the PSB+ at its start
+ * and stops at the next segment's PSB, whose FUP ip is its stop ip (pt.c:
+ * what it decodes from there on is the next segment's), so no job depends
+ * on another.  The main thread resolves the job's thread and image,
+ * copies its bytes (chunk data lives during the chunk callback only) and
+ * queues it; `jobs` workers (started at the first job, stopped by
+ * pt_par_free) decode jobs with their own decoder state (struct pt) and
+ * decode cache into the job's output (struct pt_cap): the taken branches
+ * already in the consumer's form (struct hwt_dec_branch arrays), plus
+ * instructions, events and gaps as items (struct pt_item) that say how
+ * many branches came before them.  The main thread delivers finished
+ * jobs in job order, handing the branch arrays to the consumer's
+ * branches callback as they are (in pieces of at most PT_BB_CAP), so the
+ * output is the one of a sequential decode while the main thread does
+ * little more than cut, copy and hand over.  The seams are checked on
+ * delivery: a segment that ends at a PSB must have reached that PSB's ip
+ * (else its flow did not meet the next segment's start); mismatches are
+ * counted (struct pt.seams_bad; they change nothing in the output, which
+ * is what a sequential decode of the same regions gives as well).
+ *
+ * The engine (threads, processes, images) is touched only by the main
+ * thread, and never while jobs are queued: the engine calls the format's
+ * quiesce before it applies sideband (MMAP, COMM, FORK, ...) or delivers
+ * anything else, and pt.c drains the pipeline there (pt_par_drain), as
+ * before it decodes anything on the main thread and at the end.
  *
  * Limits: consumers that want times (HWT_DEC_WANT_TIME) and per-CPU
  * queues decode on the calling thread: a segment's first times would
  * need the CYC/MTC calibration of the trace before it.
  *
- * Memory: at most WINDOW(jobs) segments are decoded or held at once, so
- * memory grows with the segment size times the jobs, not with the trace.
- * The engine (threads, processes, images) is touched only by the main
- * thread: it resolves the region's thread and image before the workers
- * start and replays after they end, all within one chunk callback.
+ * Memory: at most WINDOW(jobs) jobs are queued, decoded or held at once,
+ * each with its bytes and its output, so memory grows with the region or
+ * segment size times the jobs, not with the trace.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,42 +46,80 @@
 #include "decode/pt_int.h"
 #include "hwt/error.h"
 
-#define SEG_BYTES (16u << 10)
+#define SEG_BYTES (32u << 10)
 #define SEG_BYTES_INSN (4u << 10)
-#define WINDOW(nw) (2u * (nw) + 2u)
+#define WINDOW(nw) (2u * (nw) + 1u)
 
-enum { R_BRANCH, R_INSN, R_EVENT, R_GAP };
+/* ---------------- a worker's output ---------------- */
+static int grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : first;
+	while (nc < need)
+		nc *= 2;
+	void *nv = realloc(*v, nc * elem);
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
 
-struct pt_rec {
-	uint8_t what, kind, have_time;
-	int32_t err;
-	uint64_t time;
-	union {
-		struct hwt_dec_insn in;
-		struct {
-			uint64_t from, to;
-		} br;
-		struct {
-			uint64_t off, ip;
-		} gap;
-		size_t ev;
-	} u;
-};
+struct pt_item *pt_cap_item(struct pt *w, int what)
+{
+	struct pt_cap *c = w->cap;
+	if (grow((void **)&c->it, &c->cap, c->n + 1, sizeof(*c->it), 256)) {
+		c->nomem = 1;
+		return NULL;
+	}
+	struct pt_item *it = &c->it[c->n++];
+	memset(it, 0, offsetof(struct pt_item, u));
+	it->what = (uint8_t)what;
+	it->nbr = c->nbr;
+	return it;
+}
 
-struct pt_cap {
-	struct pt_rec *r;
-	size_t n, cap;
-	struct hwt_pt_event *ev;
-	size_t nev, evcap;
-	int nomem;
-};
+struct hwt_dec_branch *pt_cap_branch(struct pt *w)
+{
+	struct pt_cap *c = w->cap;
+	if (grow((void **)&c->br, &c->brcap, c->nbr + 1, sizeof(*c->br), 4096)) {
+		c->nomem = 1;
+		return NULL;
+	}
+	return &c->br[c->nbr++];
+}
 
+void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, uint64_t t)
+{
+	struct pt_cap *c = w->cap;
+	if (grow((void **)&c->ev, &c->evcap, c->nev + 1, sizeof(*c->ev), 64)) {
+		c->nomem = 1;
+		return;
+	}
+	struct pt_item *it = pt_cap_item(w, P_EVENT);
+	if (!it)
+		return;
+	it->have_time = (uint8_t)have_time;
+	it->time = t;
+	it->u.ev = c->nev;
+	c->ev[c->nev++] = *ev;
+}
+
+/* ---------------- jobs and workers ---------------- */
 struct pt_job {
-	const uint8_t *data;
-	size_t n;
+	uint8_t *buf; /* the job's bytes (a copy) */
+	size_t n, bcap, ext;
 	uint64_t base;
 	int holding;
 	uint64_t stop_ip;
+	/* the region's queue, thread and image (resolved by the main thread) */
+	struct hwt_dec_queue *q;
+	struct hwt_dec_thread *th;
+	const struct hwt_image *img;
+	struct hwt_process *rproc;
+	uint64_t rgen, repoch;
+	int seg;   /* a segment that ends at an inner PSB of its region */
 	int state; /* J_FREE, J_QUEUED, J_DONE */
 	int nomem;
 	int reached; /* the flow reached stop_ip (the seam) */
@@ -87,114 +136,35 @@ struct pt_par {
 	pthread_cond_t cv_work, cv_done;
 	struct pt_job *jobs;
 	size_t win;
-	size_t take, submitted; /* sequence numbers */
+	size_t take, submitted, done; /* sequence numbers */
 	int quit;
-	/* the region being decoded (set before jobs are submitted) */
-	struct hwt_dec_queue *q;
-	struct hwt_dec_thread *th;
-	const struct hwt_image *img;
-	struct hwt_process *rproc;
-	uint64_t rgen, repoch;
 };
 
-static struct pt_rec *cap_new(struct pt *w)
+static void run_job(struct pt *w, struct pt_job *j)
 {
-	struct pt_cap *c = w->cap;
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? 2 * c->cap : 4096;
-		struct pt_rec *nv = realloc(c->r, nc * sizeof(*nv));
-		if (!nv) {
-			c->nomem = 1;
-			return NULL;
-		}
-		c->r = nv;
-		c->cap = nc;
-	}
-	return &c->r[c->n++];
+	j->out.n = 0;
+	j->out.nev = 0;
+	j->out.nbr = 0;
+	j->out.nomem = 0;
+	w->cap = &j->out;
+	w->q = j->q;
+	w->pq = j->q->fmt;
+	w->th = j->th;
+	w->img = j->img;
+	w->rproc = j->rproc;
+	w->rgen = j->rgen;
+	w->repoch = j->repoch;
+	w->nomem = 0;
+	w->ext = j->ext;
+	pt_decode_region(w, j->q, j->buf, j->n, j->base, j->holding, j->stop_ip);
+	j->nomem = w->nomem || j->out.nomem;
+	j->reached = w->reached_stop;
 }
 
-void pt_cap_branch(struct pt *w, uint64_t from, uint64_t to, int kind, int have_time, uint64_t t)
-{
-	struct pt_rec *r = cap_new(w);
-	if (!r)
-		return;
-	r->what = R_BRANCH;
-	r->kind = (uint8_t)kind;
-	r->have_time = (uint8_t)have_time;
-	r->time = t;
-	r->u.br.from = from;
-	r->u.br.to = to;
-}
-
-void pt_cap_insn(struct pt *w, const struct hwt_dec_insn *in, int have_time, uint64_t t)
-{
-	struct pt_rec *r = cap_new(w);
-	if (!r)
-		return;
-	r->what = R_INSN;
-	r->have_time = (uint8_t)have_time;
-	r->time = t;
-	r->u.in = *in;
-}
-
-void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, uint64_t t)
-{
-	struct pt_cap *c = w->cap;
-	if (c->nev == c->evcap) {
-		size_t nc = c->evcap ? 2 * c->evcap : 64;
-		struct hwt_pt_event *nv = realloc(c->ev, nc * sizeof(*nv));
-		if (!nv) {
-			c->nomem = 1;
-			return;
-		}
-		c->ev = nv;
-		c->evcap = nc;
-	}
-	struct pt_rec *r = cap_new(w);
-	if (!r)
-		return;
-	r->what = R_EVENT;
-	r->have_time = (uint8_t)have_time;
-	r->time = t;
-	r->u.ev = c->nev;
-	c->ev[c->nev++] = *ev;
-}
-
-void pt_cap_gap(struct pt *w, uint64_t off, uint64_t ip, int err)
-{
-	struct pt_rec *r = cap_new(w);
-	if (!r)
-		return;
-	r->what = R_GAP;
-	r->err = err;
-	r->u.gap.off = off;
-	r->u.gap.ip = ip;
-}
-
-/* ---------------- workers ---------------- */
 struct wstart {
 	struct pt_par *p;
 	struct pt *w;
 };
-
-static void run_job(struct pt_par *p, struct pt *w, struct pt_job *j)
-{
-	j->out.n = 0;
-	j->out.nev = 0;
-	j->out.nomem = 0;
-	w->cap = &j->out;
-	w->q = p->q;
-	w->pq = p->q->fmt;
-	w->th = p->th;
-	w->img = p->img;
-	w->rproc = p->rproc;
-	w->rgen = p->rgen;
-	w->repoch = p->repoch;
-	w->nomem = 0;
-	pt_decode_region(w, p->q, j->data, j->n, j->base, j->holding, j->stop_ip);
-	j->nomem = w->nomem || j->out.nomem;
-	j->reached = w->reached_stop;
-}
 
 static void *worker(void *arg)
 {
@@ -210,10 +180,10 @@ static void *worker(void *arg)
 		struct pt_job *j = &p->jobs[p->take % p->win];
 		p->take++;
 		pthread_mutex_unlock(&p->mu);
-		run_job(p, w, j);
+		run_job(w, j);
 		pthread_mutex_lock(&p->mu);
 		j->state = J_DONE;
-		pthread_cond_broadcast(&p->cv_done);
+		pthread_cond_signal(&p->cv_done);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -235,6 +205,7 @@ static struct pt *worker_state(const struct pt *e)
 	w->time_zero = e->time_zero;
 	w->dflags = e->dflags;
 	w->jobs = 1;
+	memcpy(w->kinds, e->kinds, sizeof(w->kinds));
 	return w;
 }
 
@@ -249,6 +220,24 @@ static void worker_free(struct pt *w)
 	free(w);
 }
 
+static void par_destroy(struct pt_par *p)
+{
+	if (p->w)
+		for (unsigned i = 0; i < p->nw; i++)
+			worker_free(p->w[i]);
+	if (p->jobs)
+		for (size_t i = 0; i < p->win; i++) {
+			free(p->jobs[i].buf);
+			free(p->jobs[i].out.it);
+			free(p->jobs[i].out.ev);
+			free(p->jobs[i].out.br);
+		}
+	free(p->w);
+	free(p->thr);
+	free(p->jobs);
+	free(p);
+}
+
 static struct pt_par *par_start(struct pt *e)
 {
 	struct pt_par *p = calloc(1, sizeof(*p));
@@ -259,8 +248,10 @@ static struct pt_par *par_start(struct pt *e)
 	p->thr = calloc(p->nw, sizeof(*p->thr));
 	p->w = calloc(p->nw, sizeof(*p->w));
 	p->jobs = calloc(p->win, sizeof(*p->jobs));
-	if (!p->thr || !p->w || !p->jobs)
-		goto fail;
+	if (!p->thr || !p->w || !p->jobs) {
+		par_destroy(p);
+		return NULL;
+	}
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv_work, NULL);
 	pthread_cond_init(&p->cv_done, NULL);
@@ -284,14 +275,7 @@ static struct pt_par *par_start(struct pt *e)
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv_work);
 	pthread_cond_destroy(&p->cv_done);
-fail:
-	if (p->w)
-		for (unsigned i = 0; i < p->nw; i++)
-			worker_free(p->w[i]);
-	free(p->w);
-	free(p->thr);
-	free(p->jobs);
-	free(p);
+	par_destroy(p);
 	return NULL;
 }
 
@@ -306,54 +290,125 @@ void pt_par_free(struct pt *e)
 	pthread_mutex_unlock(&p->mu);
 	for (size_t i = 0; i < p->nthr; i++)
 		pthread_join(p->thr[i], NULL);
-	for (unsigned i = 0; i < p->nw; i++)
-		worker_free(p->w[i]);
-	for (size_t i = 0; i < p->win; i++) {
-		free(p->jobs[i].out.r);
-		free(p->jobs[i].out.ev);
-	}
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv_work);
 	pthread_cond_destroy(&p->cv_done);
-	free(p->w);
-	free(p->thr);
-	free(p->jobs);
-	free(p);
+	par_destroy(p);
 	e->par = NULL;
 }
 
 /* ---------------- the main thread ---------------- */
-/* Replay a finished job's records to the consumer. */
-static void replay(struct pt *e, struct pt_job *j)
+/* Taken branches br[0, n) of a job to the consumer. */
+static void give_branches(struct pt *e, const struct hwt_dec_branch *br, size_t n)
+{
+	if (!n)
+		return;
+	if (!e->c->branches) {
+		for (size_t i = 0; i < n; i++)
+			pt_out_branch(e, br[i].from, br[i].to, br[i].kind, br[i].have_time,
+				      br[i].time_ns);
+		return;
+	}
+	pt_out_flush(e);
+	for (size_t k = 0; k < n; k += PT_BB_CAP)
+		e->c->branches(e->c->arg, e->th, br + k, n - k < PT_BB_CAP ? n - k : PT_BB_CAP,
+			       e->img);
+}
+
+/* A finished job's output to the consumer, in order. */
+static void deliver(struct pt *e, struct pt_job *j)
 {
 	const struct pt_cap *c = &j->out;
+	/* (the region being queued keeps its own) */
+	struct hwt_dec_thread *th0 = e->th;
+	const struct hwt_image *img0 = e->img;
+	e->th = j->th;
+	e->img = j->img;
+	size_t b = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		const struct pt_rec *r = &c->r[i];
-		switch (r->what) {
-		case R_BRANCH:
-			pt_out_branch(e, r->u.br.from, r->u.br.to, r->kind, r->have_time, r->time);
+		const struct pt_item *it = &c->it[i];
+		give_branches(e, c->br + b, it->nbr - b);
+		b = it->nbr;
+		switch (it->what) {
+		case P_INSN:
+			pt_out_insn(e, &it->u.in, it->have_time, it->time);
 			break;
-		case R_INSN:
-			pt_out_insn(e, &r->u.in, r->have_time, r->time);
-			break;
-		case R_EVENT:
-			pt_out_event(e, &c->ev[r->u.ev], r->have_time, r->time);
+		case P_EVENT:
+			pt_out_event(e, &c->ev[it->u.ev], it->have_time, it->time);
 			break;
 		default:
-			pt_out_gap(e, r->u.gap.off, r->u.gap.ip, r->err);
+			pt_out_gap(e, it->u.gap.off, it->u.gap.ip, it->err);
 			break;
 		}
 	}
+	give_branches(e, c->br + b, c->nbr - b);
 	pt_out_flush(e);
+	e->th = th0;
+	e->img = img0;
 	if (j->nomem)
 		e->nomem = 1;
+	if (j->seg && j->holding && !j->reached)
+		e->seams_bad++;
 }
 
-struct seg {
-	size_t off, end, ext; /* ext: bytes of the next PSB+ also decoded */
-	int holding;
-	uint64_t stop_ip;
-};
+/* Deliver the oldest job (waiting for it). */
+static void deliver_next(struct pt *e)
+{
+	struct pt_par *p = e->par;
+	struct pt_job *j = &p->jobs[p->done % p->win];
+	pthread_mutex_lock(&p->mu);
+	while (j->state != J_DONE)
+		pthread_cond_wait(&p->cv_done, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	deliver(e, j);
+	j->state = J_FREE;
+	p->done++;
+}
+
+void pt_par_drain(struct pt *e)
+{
+	struct pt_par *p = e->par;
+	while (p && p->done < p->submitted)
+		deliver_next(e);
+}
+
+/* Queue [data, data + n) with the region resolved in e.  0 or -1. */
+static int submit(struct pt *e, const uint8_t *data, size_t n, size_t ext, uint64_t base,
+		  int holding, uint64_t stop_ip, int seg)
+{
+	struct pt_par *p = e->par;
+	/* a free slot: deliver what is done (in order) meanwhile */
+	while (p->done < p->submitted) {
+		pthread_mutex_lock(&p->mu);
+		int ready = p->jobs[p->done % p->win].state == J_DONE;
+		pthread_mutex_unlock(&p->mu);
+		if (!ready && p->submitted - p->done < p->win)
+			break;
+		deliver_next(e);
+	}
+	struct pt_job *j = &p->jobs[p->submitted % p->win];
+	if (grow((void **)&j->buf, &j->bcap, n, 1, 65536))
+		return -1;
+	memcpy(j->buf, data, n);
+	j->n = n;
+	j->ext = ext;
+	j->base = base;
+	j->holding = holding;
+	j->stop_ip = stop_ip;
+	j->q = e->q;
+	j->th = e->th;
+	j->img = e->img;
+	j->rproc = e->rproc;
+	j->rgen = e->rgen;
+	j->repoch = e->repoch;
+	j->seg = seg;
+	pthread_mutex_lock(&p->mu);
+	j->state = J_QUEUED;
+	p->submitted++;
+	pthread_cond_signal(&p->cv_work);
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
 
 /* The bytes of the PSB+ at p, up to and including its PSBEND (0 if it has
  * none in the n bytes). */
@@ -372,99 +427,55 @@ static size_t psbp_len(const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* The segments of [0, n): cut at inner PSBs whose PSB+ has an FUP (or
- * none to wait for) once a segment has min bytes.  Returns their count
- * (at most max; the last one ends at n with the region's holding). */
-static size_t segments(const uint8_t *d, size_t n, size_t min, int holding, uint64_t stop_ip,
-		       struct seg *s, size_t max)
-{
-	size_t k = 0, start = 0;
-	for (size_t c = sizeof(hwt_pt_psb_pat); k + 1 < max && c < n;) {
-		const uint8_t *p = pt_find_psb(d + c, n - c);
-		if (!p)
-			break;
-		c = (size_t)(p - d);
-		if (c - start >= min) {
-			uint64_t ip = 0;
-			int r = pt_psb_fup_ip(d + c, n - c, &ip);
-			if (r >= 0) {
-				s[k].off = start;
-				s[k].end = c;
-				s[k].ext = psbp_len(d + c, n - c);
-				s[k].holding = r;
-				s[k].stop_ip = ip;
-				k++;
-				start = c;
-			}
-		}
-		c += sizeof(hwt_pt_psb_pat);
-	}
-	s[k].off = start;
-	s[k].end = n;
-	s[k].ext = 0;
-	s[k].holding = holding;
-	s[k].stop_ip = stop_ip;
-	return k + 1;
-}
-
-int pt_par_decode(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
+int pt_par_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n,
 		  uint64_t base, int holding, uint64_t stop_ip)
 {
-	size_t min = e->c->insn ? SEG_BYTES_INSN : SEG_BYTES;
 	/* Times: the decoder's timing state (the CYC and MTC calibration)
 	 * comes from the trace before a PSB, which the PSB+ does not
 	 * restate: a segment decoded on its own would time its first
 	 * branches otherwise.  Consumers of times decode on one thread. */
-	if (e->jobs <= 1 || q->per_cpu || n < 2 * min || (e->c->flags & HWT_DEC_WANT_TIME))
+	if (e->jobs <= 1 || q->per_cpu || !n || (e->c->flags & HWT_DEC_WANT_TIME))
 		return -1;
 	if (!e->par && !(e->par = par_start(e)))
 		return -1;
-	struct pt_par *p = e->par;
 	if (pt_region_resolve(e, q))
 		return -1;
-	/* segments in slices, so that the list stays small */
-	size_t maxs = 256;
-	struct seg *sg = malloc(maxs * sizeof(*sg));
-	if (!sg)
-		return -1;
-	p->q = q;
-	p->th = e->th;
-	p->img = e->img;
-	p->rproc = e->rproc;
-	p->rgen = e->rgen;
-	p->repoch = e->repoch;
-	size_t pos = 0;
-	while (pos < n) {
-		size_t ns = segments(data + pos, n - pos, min, holding, stop_ip, sg, maxs);
-		if (ns == maxs) /* more follow: the last slice ends at its cut */
-			ns--;
-		size_t done = p->submitted, end = done + ns, next = 0;
-		while (done < end) {
-			pthread_mutex_lock(&p->mu);
-			while (next < ns && p->submitted - done < p->win) {
-				struct pt_job *j = &p->jobs[p->submitted % p->win];
-				j->data = data + pos + sg[next].off;
-				j->n = sg[next].end - sg[next].off + sg[next].ext;
-				j->base = base + pos + sg[next].off;
-				j->holding = sg[next].holding;
-				j->stop_ip = sg[next].stop_ip;
-				j->state = J_QUEUED;
-				p->submitted++;
-				next++;
-				pthread_cond_signal(&p->cv_work);
+	size_t min = e->c->insn ? SEG_BYTES_INSN : SEG_BYTES;
+	/* segments: cut at inner PSBs whose PSB+ has an FUP (or none to wait
+	 * for) once a segment has min bytes; a segment also decodes the next
+	 * one's PSB+ (ext), as the region's decoder would */
+	size_t start = 0;
+	if (n >= 2 * min)
+		for (size_t c = sizeof(hwt_pt_psb_pat) + min; c + min <= n;) {
+			const uint8_t *ps = pt_find_psb(data + c, n - c);
+			if (!ps || (size_t)(ps - data) + min > n)
+				break;
+			c = (size_t)(ps - data);
+			uint64_t ip = 0;
+			int r = pt_psb_fup_ip(data + c, n - c, &ip);
+			if (r < 0) {
+				c += sizeof(hwt_pt_psb_pat);
+				continue;
 			}
-			struct pt_job *j = &p->jobs[done % p->win];
-			while (j->state != J_DONE)
-				pthread_cond_wait(&p->cv_done, &p->mu);
-			pthread_mutex_unlock(&p->mu);
-			replay(e, j);
-			if (j->holding && !j->reached)
-				e->seams_bad++;
-			j->state = J_FREE;
-			done++;
+			size_t ext = psbp_len(data + c, n - c);
+			if (submit(e, data + start, c - start + ext, ext, base + start, r, ip, 1))
+				goto here;
+			start = c;
+			c += min;
 		}
-		pos += sg[ns - 1].end;
-	}
-	free(sg);
+	if (!submit(e, data + start, n - start, 0, base + start, holding, stop_ip, 0))
+		return 0;
+here: /* out of memory for a copy: the rest on this thread (from a PSB) */
+	pt_par_drain(e);
+	pt_decode_region(e, q, data + start, n - start, base + start, holding, stop_ip);
 	return 0;
+}
+
+void pt_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n, uint64_t base,
+	       int holding, uint64_t stop_ip)
+{
+	if (!pt_par_region(e, q, data, n, base, holding, stop_ip))
+		return;
+	pt_par_drain(e);
+	pt_decode_region(e, q, data, n, base, holding, stop_ip);
 }

@@ -83,7 +83,16 @@ static void put_end(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 }
 
 /* HWT_PTE_STOP (b->have_stop): an entry saying the flow executed the
- * instruction at b->stop_ip; no instruction count of its own. */
+ * instruction at b->stop_ip; no instruction count of its own.  With
+ * b->stop_from, only once the decoder has taken the packets before that
+ * offset (the last visits of a PSB's ip come after the packets before the
+ * PSB: reporting none before them spares the checks, and keeps the path
+ * cache, in the loops that visit stop_ip long before the end). */
+static inline int stop_live(const struct hwt_pt_block_decoder *d, const struct hwt_pt_batch *b)
+{
+	return b->have_stop && (!b->stop_from || qry_pos(d->f.q) >= b->stop_from);
+}
+
 static inline void stop_at(struct hwt_pt_entry *e, uint64_t stop);
 static void put_stop(struct hwt_pt_batch *b)
 {
@@ -171,7 +180,11 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	size_t n = b->n, cap = b->cap - 1, steps = 0; /* one slot for the end */
 	uint32_t acc = d->bt.acc;
 	int paths = !f->opt.no_path_cache;
-	int hs = b->have_stop;
+	/* hs: visits of stop count (stop_live); packets are taken on the
+	 * way, so it is looked at again (LIVE) where a visit may be, only
+	 * then: the position is a call when no packet is looked ahead at */
+	int ws = b->have_stop, hs = stop_live(d, b);
+#define LIVE() (hs || (ws && (hs = (q->la_valid ? q->la_off : qry_pos(q)) >= b->stop_from)))
 	uint64_t stop = b->stop_ip;
 
 	memset(&tmpl, 0, sizeof(tmpl));
@@ -191,7 +204,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
 			const struct path *p = path_at(c, ip, mode, q);
 			const struct path_br *br = p ? c->pbr + p->br : NULL;
-			if (p && hs) {
+			if (p && LIVE()) {
 				/* stop within the path's straight lines: run by run */
 				uint64_t seg = ip;
 				for (unsigned i = 0; p && i < p->nbr; seg = br[i].to, i++)
@@ -241,13 +254,15 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			int err = flow_proceed(f, &xi);
 			if (err < 0) {
 				acc += r->n - 1; /* the last one failed */
-				if (hs && stop_in(c->ips + r->pool, r->n - 1u, stop))
+				if (stop - r->ip <= r->last && LIVE() &&
+				    stop_in(c->ips + r->pool, r->n - 1u, stop))
 					stop_at(&out[n++], stop);
 				*st = err;
 				break;
 			}
 			acc += r->n;
-			if (hs && stop_in(c->ips + r->pool, r->n, stop))
+			if (stop - r->ip <= r->last && LIVE() &&
+			    stop_in(c->ips + r->pool, r->n, stop))
 				stop_at(&out[n++], stop);
 			*st = flow_status(f);
 			stamp(d, b, &tmpl);
@@ -268,7 +283,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			continue;
 		}
 		acc += r->n;
-		if (hs && stop - r->ip <= r->last && stop_in(c->ips + r->pool, r->n, stop))
+		if (stop - r->ip <= r->last && LIVE() && stop_in(c->ips + r->pool, r->n, stop))
 			stop_at(&out[n++], stop);
 		if (r->iclass != HWT_INSN_OTHER && reported(r->iclass, f->ip, last + r->size)) {
 			struct hwt_pt_entry *e = &out[n++];
@@ -283,6 +298,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	b->n = n;
 	d->bt.acc = acc;
 	return steps;
+#undef LIVE
 }
 
 /* A block that ended in a branch (its last instruction at from, the
@@ -365,7 +381,7 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 			 * trace (reached) */
 			if (b->past_end) {
 				d->bt.acc += blk.ninsn;
-				if (b->have_stop && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+				if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip))
 					put_stop(b);
 			}
 			put_end(d, b);
@@ -373,13 +389,13 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 		}
 		if (st < 0) {
 			d->bt.acc += blk.ninsn ? blk.ninsn - 1 : 0; /* the last one failed */
-			if (b->have_stop && blk.ninsn &&
+			if (stop_live(d, b) && blk.ninsn &&
 			    stop_in(blk.ips, blk.ninsn - 1u, b->stop_ip))
 				put_stop(b);
 			continue;
 		}
 		d->bt.acc += blk.ninsn;
-		if (b->have_stop && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+		if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip))
 			put_stop(b);
 		if (blk.ninsn && hwt_insn_is_branch(blk.iclass))
 			block_branch(d, b, blk.end_ip, blk.end_ip + blk.sizes[blk.ninsn - 1],
