@@ -709,12 +709,7 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 	struct hwt_pt_entry ent[PT_BATCH];
 	struct hwt_pt_event evs[PT_BATCH_EVENTS];
 	struct hwt_pt_batch b;
-	memset(&b, 0, sizeof(b));
-	b.size = sizeof(b);
-	b.entries = ent;
-	b.cap = PT_BATCH;
-	b.events = evs;
-	b.ev_cap = PT_BATCH_EVENTS;
+	hwt_pt_batch_init(&b, ent, PT_BATCH, evs, PT_BATCH_EVENTS);
 	b.past_end = 1;
 	b.stop_ip = e->stop_ip;
 	if (e->holding && e->ext < n)
