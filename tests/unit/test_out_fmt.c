@@ -119,6 +119,24 @@ static char *take(struct hwt_outbuf *o, int fd, size_t *len)
 
 static const char *const kinds[] = {"jcc", "jmp", "ijmp", "call", "icall", "ret", "far", "async"};
 
+/* got (gl bytes, freed) must equal want (wl bytes, freed); the first
+ * difference is reported with its context */
+static void same_output(char *got, size_t gl, char *want, size_t wl)
+{
+	CHECK(got && gl == wl);
+	if (got)
+		for (size_t i = 0; i < wl && i < gl; i++)
+			if (got[i] != want[i]) {
+				size_t s = i > 60 ? i - 60 : 0;
+				CHECKF(0,
+				       "first difference at byte %zu: got '%.120s' want '%.120s'",
+				       i, got + s, want + s);
+				break;
+			}
+	free(got);
+	free(want);
+}
+
 /* Whole tsv lines, one by one and in batches, across many flushes of a
  * small buffer, with the thread changing. */
 static void t_tsv_lines(void)
@@ -160,15 +178,7 @@ static void t_tsv_lines(void)
 		}
 	size_t gl;
 	char *got = take(&o, fd, &gl);
-	CHECK(got && gl == wl && !memcmp(got, want, wl));
-	if (got && gl == wl)
-		for (size_t i = 0; i < wl; i++)
-			if (got[i] != want[i]) {
-				CHECKF(0, "first difference at byte %zu", i);
-				break;
-			}
-	free(got);
-	free(want);
+	same_output(got, gl, want, wl);
 }
 
 /* Text lines (with and without time; symbols known, unknown, long) and
@@ -235,18 +245,7 @@ static void t_text_lines(void)
 	}
 	size_t gl;
 	char *got = take(&o, fd, &gl);
-	CHECK(got && gl == wl);
-	if (got)
-		for (size_t i = 0; i < wl && i < gl; i++)
-			if (got[i] != want[i]) {
-				size_t s = i > 60 ? i - 60 : 0;
-				CHECKF(0,
-				       "first difference at byte %zu: got '%.120s' want '%.120s'",
-				       i, got + s, want + s);
-				break;
-			}
-	free(got);
-	free(want);
+	same_output(got, gl, want, wl);
 }
 
 /* hwt_out_dec's widths and hwt_out_time_ns alone. */
@@ -273,9 +272,7 @@ static void t_dec_time(void)
 	}
 	size_t gl;
 	char *got = take(&o, fd, &gl);
-	CHECK(got && gl == wl && !memcmp(got, want, wl));
-	free(got);
-	free(want);
+	same_output(got, gl, want, wl);
 }
 
 int main(void)
