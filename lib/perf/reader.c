@@ -74,6 +74,7 @@ struct hwt_perf_reader {
 	char *names;			  /* storage of EVENT_DESC names */
 	char *cmdline;
 	uint64_t data_off, data_end, pos;
+	uint64_t dropped; /* a mapped file: pages before this offset were given back */
 	uint64_t meta_pos;     /* pipe mode: metadata taken in up to here */
 	int id_all_identifier; /* every attr has PERF_SAMPLE_IDENTIFIER */
 	int same_sample_type;  /* every attr has the same sample_type */
@@ -904,6 +905,27 @@ static void fill(struct hwt_perf_reader *r, const uint8_t *p, const struct perf_
 	}
 }
 
+/* The pages of a mapped file more than DROP_LAG bytes behind the reading
+ * position are given back (MADV_DONTNEED) every DROP_STEP bytes, so the
+ * memory a pass over the file uses does not grow with the file.  The
+ * mapping is private and read-only: a later access (a consumer still
+ * holding a record, a rewind) faults the same bytes in again from the
+ * page cache. */
+#define DROP_LAG (8u << 20)
+#define DROP_STEP (8u << 20)
+
+static void drop_behind(struct hwt_perf_reader *r)
+{
+	if (!r->mapped || r->pos < r->dropped + DROP_LAG + DROP_STEP)
+		return;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t mask = pg > 0 ? (uint64_t)pg - 1 : 4095;
+	uint64_t from = r->dropped & ~mask, to = (r->pos - DROP_LAG) & ~mask;
+	if (to > from)
+		(void)madvise((void *)(uintptr_t)(r->base + from), to - from, MADV_DONTNEED);
+	r->dropped = to;
+}
+
 static int file_next(struct hwt_perf_reader *r, struct hwt_perf_record *rec)
 {
 	if (r->pos >= r->data_end)
@@ -952,6 +974,7 @@ static int file_next(struct hwt_perf_reader *r, struct hwt_perf_record *rec)
 	rec->file_offset = r->pos;
 	fill(r, p, &h, 0, rec);
 	r->pos += advance;
+	drop_behind(r);
 	return 1;
 }
 
