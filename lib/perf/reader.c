@@ -760,6 +760,7 @@ int hwt_perf_reader_rewind(struct hwt_perf_reader *r)
 		return HWT_ERR_NOT_SUPPORTED;
 	}
 	r->pos = r->data_off;
+	r->dropped = 0; /* the next pass gives its pages back as the first did */
 	r->done = 0;
 	r->errmsg[0] = 0;
 	return 0;

@@ -716,6 +716,93 @@ static void t_hwt_features(void)
 	hwt_perf_reader_free(r);
 }
 
+/* Resident memory of this process in KiB (/proc/self/statm), -1 if unknown. */
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = -1, res = -1;
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+			res = -1;
+		fclose(f);
+	}
+	return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* A file larger than the reader keeps mapped: one pass, then a rewind and
+ * a second pass, every payload (also the first record's, kept from before
+ * its pages were given back) byte for byte; the pass's resident memory
+ * stays well below the file's size. */
+static void t_large_file(void)
+{
+	enum { N = 48, CHUNK = 1 << 20 };
+	char path[256];
+	path_of(path, sizeof(path), "large.data");
+	uint8_t *buf = malloc(CHUNK);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	struct hwt_perf_writer *w = hwt_perf_writer_alloc(NULL);
+	struct perf_event_attr a;
+	attr_init(&a, 8, 0x2001, ST_ALL);
+	uint64_t id = 7;
+	int e = hwt_perf_writer_open(w, path);
+	if (!e)
+		e = hwt_perf_writer_add_attr(w, &a, "intel_pt//u", &id, 1) == 0 ? 0 : -1;
+	struct hwt_perf_auxtrace_desc d = {.tid = 1, .cpu = 0};
+	for (unsigned k = 0; k < N && !e; k++) {
+		for (size_t i = 0; i < CHUNK; i++)
+			buf[i] = (uint8_t)(i * 13 + k * 7 + (i >> 12));
+		e = hwt_perf_writer_write_auxtrace(w, &d, buf, CHUNK, NULL, 0);
+		d.offset += CHUNK;
+	}
+	if (!e)
+		e = hwt_perf_writer_finish(w);
+	hwt_perf_writer_free(w);
+	CHECK_EQ(e, 0);
+	struct hwt_perf_reader *r;
+	char why[256];
+	if (e || hwt_perf_reader_open(&r, path, why, sizeof(why))) {
+		CHECKF(0, "cannot write or open %s", path);
+		free(buf);
+		return;
+	}
+	const uint8_t *first = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		long rss0 = rss_kib(), peak = rss0;
+		unsigned k = 0;
+		size_t bad = 0;
+		struct hwt_perf_record rec;
+		while (hwt_perf_reader_next(r, &rec) == 1) {
+			if (rec.type != HWT_PERF_RECORD_AUXTRACE)
+				continue;
+			CHECK_EQ(rec.aux_size, CHUNK);
+			if (rec.aux_size != CHUNK)
+				break;
+			if (!first)
+				first = rec.aux_data;
+			for (size_t i = 0; i < CHUNK; i++)
+				bad += rec.aux_data[i] != (uint8_t)(i * 13 + k * 7 + (i >> 12));
+			k++;
+			long now = rss_kib();
+			if (now > peak)
+				peak = now;
+		}
+		CHECKF(k == N && !bad, "pass %d: %u records, %zu bytes differ", pass, k, bad);
+		/* the file is 48 MiB; the reader keeps at most 16 MiB of it */
+		CHECKF(rss0 < 0 || peak - rss0 < 32 * 1024,
+		       "pass %d: resident memory grew by %ld KiB over a 48 MiB file", pass,
+		       peak - rss0);
+		for (size_t i = 0; first && i < CHUNK; i += 4096)
+			bad += first[i] != (uint8_t)(i * 13 + (i >> 12));
+		CHECKF(!bad, "pass %d: the first payload changed after its pages were given back",
+		       pass);
+		CHECK_EQ(hwt_perf_reader_rewind(r), 0);
+	}
+	hwt_perf_reader_free(r);
+	free(buf);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -728,6 +815,7 @@ int main(void)
 	RUN(t_open_errors);
 	RUN(t_many_records_fd);
 	RUN(t_hwt_features);
+	RUN(t_large_file);
 	if (perf_record("dummy"))
 		RUN(t_perf_dummy);
 	else
