@@ -13,7 +13,8 @@
 # HWT_JOBS=N runs N tests at a time (default 1; make check: one per CPU),
 # the longest first (HEAVY below), so that two builds' tests share the
 # CPUs evenly; each test's lines are printed together, in the usual order,
-# when all have run.  A sanitizer build skips the suites in SAN_SKIP.
+# when all have run.  A sanitizer build skips the suites in SAN_SKIP; the
+# suites in ALONE run last, by themselves.
 #
 # usage: tests/run.sh BUILD[,BUILD...] [FILTER]   (FILTER: substring of test names)
 set -u
@@ -41,6 +42,10 @@ HEAVY="emu_signal views_dbgsym etm_record etm_record_raw spe_record exec_follow 
 # emu_record and exec_follow the emulated PT unit's): the sanitizer build
 # reports them skipped.
 SAN_SKIP="emu_plugin emu_fastpath etm_record etm_record_raw"
+# Suites that change the build under test (install: `make install` relinks
+# hwt with the install's PLUGINDIR): they run after all the others, one at
+# a time, so that no other test runs a binary while it is rewritten.
+ALONE="install"
 
 # run_one OUT NAME CMD...: the test's result lines into OUT.log, its
 # counts ("pass fail skip") into OUT.cnt
@@ -136,8 +141,13 @@ for h in $HEAVY; do
 		[ "${JOB_NAME[$i]}" = "$h" ] && order+=("$i")
 	done
 done
+alone=()
 for i in "${!JOB_NAME[@]}"; do
-	[[ " $(echo $HEAVY) " == *" ${JOB_NAME[$i]} "* ]] || order+=("$i")
+	if [[ " $ALONE " == *" ${JOB_NAME[$i]} "* ]]; then
+		alone+=("$i")
+	elif [[ " $(echo $HEAVY) " != *" ${JOB_NAME[$i]} "* ]]; then
+		order+=("$i")
+	fi
 done
 for i in "${order[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
@@ -146,6 +156,9 @@ for i in "${order[@]}"; do
 	run_job "$i" &
 done
 wait
+for i in "${alone[@]}"; do
+	run_job "$i"
+done
 
 pass=0 fail=0 skip=0
 for b in "${builds[@]}"; do
