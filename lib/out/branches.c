@@ -245,15 +245,7 @@ static inline char *put_loc(char *q, const struct hwt_out_loc *l, size_t symlen)
 	q += hwt_fmt_hex(q, l->ip);
 	memcpy(q, " (", 2);
 	q += 2;
-	if (l->sym) {
-		memcpy(q, l->sym, symlen);
-		q += symlen;
-		*q++ = '+';
-		q += hwt_fmt_hex(q, l->off);
-	} else {
-		memcpy(q, "[unknown]", 9);
-		q += 9;
-	}
+	q = hwt_fmt_loc(q, l->sym, symlen, l->off);
 	*q++ = ')';
 	return q;
 }

@@ -40,15 +40,7 @@ static char *line(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ti
 	q += 4;
 	q += hwt_fmt_hex(q, to->ip);
 	*q++ = ' ';
-	if (to->sym) {
-		memcpy(q, to->sym, sl);
-		q += sl;
-		*q++ = '+';
-		q += hwt_fmt_hex(q, to->off);
-	} else {
-		memcpy(q, "[unknown]", 9);
-		q += 9;
-	}
+	q = hwt_fmt_loc(q, to->sym, sl, to->off);
 	return q;
 }
 

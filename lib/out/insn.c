@@ -19,15 +19,7 @@ void hwt_out_insn(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ti
 		q += hwt_fmt_head(o, q, tid, have_time, time_ns);
 		q += hwt_fmt_hex(q, at->ip);
 		*q++ = ' ';
-		if (at->sym) {
-			memcpy(q, at->sym, sl);
-			q += sl;
-			*q++ = '+';
-			q += hwt_fmt_hex(q, at->off);
-		} else {
-			memcpy(q, "[unknown]", 9);
-			q += 9;
-		}
+		q = hwt_fmt_loc(q, at->sym, sl, at->off);
 		*q++ = '\n';
 		o->len += (size_t)(q - p);
 		return;

@@ -267,4 +267,20 @@ void hwt_out_insn(struct hwt_outbuf *o, uint32_t tid, int have_time, uint64_t ti
 void hwt_out_gap(struct hwt_outbuf *o, uint32_t tid, uint64_t offset, uint64_t ip,
 		 const char *text);
 
+/* "sym+0xoff" (sym of symlen bytes), or "[unknown]" when sym is NULL:
+ * the location of a text, instruction or call line; returns the end */
+static inline char *hwt_fmt_loc(char *q, const char *sym, size_t symlen, uint64_t off)
+{
+	if (sym) {
+		memcpy(q, sym, symlen);
+		q += symlen;
+		*q++ = '+';
+		q += hwt_fmt_hex(q, off);
+	} else {
+		memcpy(q, "[unknown]", 9);
+		q += 9;
+	}
+	return q;
+}
+
 #endif
