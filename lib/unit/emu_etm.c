@@ -118,46 +118,31 @@ int hwt_emu_a64_probe(struct hwt_unit_info *info)
 	return 0;
 }
 
-static int term_value(const char *v, uint64_t max, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (errno || *end || n > max)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 static int configure(struct hwt_session *s, const char *terms, char *err, size_t errlen)
 {
 	uint64_t cfg = 0;
 	int raw = 0;
-	char *copy = strdup(terms ? terms : "");
-	if (!copy)
+	struct hwt_terms it;
+	if (hwt_terms_open(&it, terms))
 		return HWT_ERR_NOMEM;
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(t, '=');
-		const char *v = eq ? eq + 1 : "1";
-		if (eq)
-			*eq = 0;
+	while (hwt_terms_next(&it)) {
+		const char *t = it.name;
 		uint64_t n = 0;
 		int bad = 0, known = 1;
 		if (!strcmp(t, "timestamp")) {
-			bad = term_value(v, 1, &n);
+			bad = hwt_term_uint(it.value, 1, &n);
 			cfg = n ? cfg | OPT_TS : cfg & ~OPT_TS;
 		} else if (!strcmp(t, "raw")) {
-			bad = term_value(v, 1, &n);
+			bad = hwt_term_uint(it.value, 1, &n);
 			raw = (int)n;
 		} else if (!strcmp(t, "contextid") || !strcmp(t, "sinkid") ||
 			   !strcmp(t, "retstack")) {
-			bad = term_value(v, UINT32_MAX, &n);
+			bad = hwt_term_uint(it.value, UINT32_MAX, &n);
 		} else if (!strcmp(t, "cycacc")) {
 			snprintf(err, errlen,
 				 "cs_etm (emulated): cycle-accurate tracing (cycacc) is not "
 				 "emulated; record without it");
-			free(copy);
+			hwt_terms_close(&it);
 			return HWT_ERR_INVALID;
 		} else {
 			known = 0;
@@ -169,11 +154,11 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 				  : "cs_etm (emulated): unknown term '%s' (known: timestamp, raw, "
 				    "contextid, retstack, sinkid)",
 			    t);
-			free(copy);
+			hwt_terms_close(&it);
 			return HWT_ERR_INVALID;
 		}
 	}
-	free(copy);
+	hwt_terms_close(&it);
 	struct emu_a64_priv *p = calloc(1, sizeof(*p));
 	if (!p)
 		return HWT_ERR_NOMEM;

@@ -15,7 +15,6 @@
  * streams, poll, close) is the emulated PT unit's (emu_pt.c).
  * No AUXTRACE_INFO: perf and hwt read the samples as they are.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +30,6 @@
 #define CFG_MEM_STORES 0x82d0ull /* event 0xd0 umask 0x82 */
 
 /* the cache model's plugin arguments (emu/cache_model.h) */
-static const char *const model_terms[] = {
-    "line_size", "l1_size", "l1_ways",	   "l1_lat",   "llc_size",  "llc_ways",
-    "llc_lat",	 "mem_lat", "tlb_entries", "tlb_ways", "page_size", "tlb_walk",
-};
-
 static int probe_common(struct hwt_unit_info *info, const char *name)
 {
 	int r = hwt_emu_x86_probe(info);
@@ -58,23 +52,6 @@ static int probe_stores(struct hwt_unit_info *info)
 	return probe_common(info, "mem-stores");
 }
 
-static int number(const char *v, unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (!*v || errno)
-		return -1;
-	if (*end == 'k' || *end == 'K')
-		n <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		n <<= 20, end++;
-	if (*end)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 static int configure_common(struct hwt_session *s, const char *terms, int stores, char *err,
 			    size_t errlen)
 {
@@ -86,20 +63,16 @@ static int configure_common(struct hwt_session *s, const char *terms, int stores
 			 ev);
 		return HWT_ERR_INVALID;
 	}
-	unsigned long long ldlat = 30, period = 1000;
+	uint64_t ldlat = 30, period = 1000;
 	char model[1024] = "";
 	size_t mlen = 0;
-	char *copy = strdup(terms ? terms : "");
-	if (!copy)
+	struct hwt_terms it;
+	if (hwt_terms_open(&it, terms))
 		return HWT_ERR_NOMEM;
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(t, '=');
-		const char *v = eq ? eq + 1 : "";
-		if (eq)
-			*eq = 0;
-		unsigned long long n = 0;
-		int ok = eq && !number(v, &n);
+	while (hwt_terms_next(&it)) {
+		const char *t = it.name;
+		uint64_t n = 0;
+		int ok = it.value && !hwt_term_uint(it.value, UINT64_MAX, &n);
 		if (!strcmp(t, "ldlat") && !stores) {
 			if (!ok || n > 65535)
 				goto bad;
@@ -109,37 +82,35 @@ static int configure_common(struct hwt_session *s, const char *terms, int stores
 				goto bad;
 			period = n;
 		} else {
-			int known = 0;
-			for (size_t i = 0; i < sizeof(model_terms) / sizeof(model_terms[0]); i++)
-				known |= !strcmp(t, model_terms[i]);
-			if (!known) {
+			if (!hwt_term_cache_model(t)) {
 				snprintf(
 				    err, errlen,
 				    "%s (emulated): unknown term '%s' (known: %speriod, and the "
-				    "cache model's line_size, l1_size, l1_ways, l1_lat, "
-				    "llc_size, llc_ways, llc_lat, mem_lat, tlb_entries, "
-				    "tlb_ways, page_size, tlb_walk)",
+				    "cache model's " HWT_CACHE_MODEL_TERMS ")",
 				    ev, t, stores ? "" : "ldlat, ");
-				free(copy);
+				hwt_terms_close(&it);
 				return HWT_ERR_INVALID;
 			}
 			if (!ok || n > 0xffffffffull)
 				goto bad;
-			int k = snprintf(model + mlen, sizeof(model) - mlen, ",%s=%llu", t, n);
+			int k = snprintf(model + mlen, sizeof(model) - mlen, ",%s=%llu", t,
+					 (unsigned long long)n);
 			if (k < 0 || (size_t)k >= sizeof(model) - mlen)
 				goto bad;
 			mlen += (size_t)k;
 		}
 		continue;
 	bad:
-		snprintf(err, errlen, "%s (emulated): bad value '%s' for term '%s'", ev, v, t);
-		free(copy);
+		snprintf(err, errlen, "%s (emulated): bad value '%s' for term '%s'", ev,
+			 it.value ? it.value : "", t);
+		hwt_terms_close(&it);
 		return HWT_ERR_INVALID;
 	}
-	free(copy);
+	hwt_terms_close(&it);
 	char args[1400];
 	snprintf(args, sizeof(args), "fmt=pebs,pebs=%s,ldlat=%llu,period=%llu%s",
-		 stores ? "stores" : "loads", ldlat, period, model);
+		 stores ? "stores" : "loads", (unsigned long long)ldlat, (unsigned long long)period,
+		 model);
 	int r = hwt_emu_x86_configure(s, args);
 	if (r)
 		return r;

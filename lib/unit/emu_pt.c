@@ -129,31 +129,16 @@ static int probe(struct hwt_unit_info *info)
 	return 0;
 }
 
-static int term_value(const char *v, uint64_t max, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (errno || *end || n > max)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 static int configure(struct hwt_session *s, const char *terms, char *err, size_t errlen)
 {
 	/* perf's intel_pt defaults */
 	uint64_t cfg = CFG_PT | CFG_TSC | CFG_MTC | CFG_BRANCH | (3ull << CFG_MTC_PERIOD_SHIFT) |
 		       (3ull << CFG_PSB_PERIOD_SHIFT);
-	char *copy = strdup(terms ? terms : "");
-	if (!copy)
+	struct hwt_terms it;
+	if (hwt_terms_open(&it, terms))
 		return HWT_ERR_NOMEM;
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(t, '=');
-		const char *v = eq ? eq + 1 : "1";
-		if (eq)
-			*eq = 0;
+	while (hwt_terms_next(&it)) {
+		const char *t = it.name;
 		uint64_t n;
 		int bad = 0;
 		struct {
@@ -176,7 +161,7 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 			if (strcmp(t, flags[i].name))
 				continue;
 			known = 1;
-			if (term_value(v, 1, &n))
+			if (hwt_term_uint(it.value, 1, &n))
 				bad = 1;
 			else if (n)
 				cfg |= flags[i].bit;
@@ -187,7 +172,7 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 			if (strcmp(t, fields[i].name))
 				continue;
 			known = 1;
-			if (!eq || term_value(v, 15, &n))
+			if (!it.value || hwt_term_uint(it.value, 15, &n))
 				bad = 1;
 			else
 				cfg = (cfg & ~(0xfull << fields[i].shift)) | (n << fields[i].shift);
@@ -199,11 +184,11 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 					 "mtc_period, cyc, cyc_thresh, psb_period, noretcomp, "
 					 "branch, pt)",
 				 t);
-			free(copy);
+			hwt_terms_close(&it);
 			return HWT_ERR_INVALID;
 		}
 	}
-	free(copy);
+	hwt_terms_close(&it);
 	struct emu_priv *p = calloc(1, sizeof(*p));
 	if (!p)
 		return HWT_ERR_NOMEM;

@@ -19,7 +19,6 @@
  * Limits: aarch64 ELF programs only; no address filters; no Context
  * packets (perf takes each buffer's thread from its AUXTRACE record).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,17 +55,6 @@ static int probe(struct hwt_unit_info *info)
 	return hwt_emu_a64_probe(info);
 }
 
-static int term_value(const char *v, uint64_t max, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long n = strtoull(v, &end, 0);
-	if (errno || *end || n > max)
-		return -1;
-	*out = n;
-	return 0;
-}
-
 static const struct {
 	const char *name;
 	uint64_t bit;
@@ -77,53 +65,41 @@ static const struct {
 };
 
 /* the cache model's plugin arguments (emu/cache_model.h) */
-static const char *const model_terms[] = {
-    "line_size", "l1_size", "l1_ways",	   "l1_lat",   "llc_size",  "llc_ways",
-    "llc_lat",	 "mem_lat", "tlb_entries", "tlb_ways", "page_size", "tlb_walk",
-};
-
 static int configure(struct hwt_session *s, const char *terms, char *err, size_t errlen)
 {
 	char model[512] = "";
 	size_t mlen = 0;
 	uint64_t cfg = OPT_TS, evfilt = 0, minlat = 0, period = SPE_DEFAULT_PERIOD;
-	char *copy = strdup(terms ? terms : "");
-	if (!copy)
+	struct hwt_terms it;
+	if (hwt_terms_open(&it, terms))
 		return HWT_ERR_NOMEM;
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(t, '=');
-		const char *v = eq ? eq + 1 : "1";
-		if (eq)
-			*eq = 0;
+	while (hwt_terms_next(&it)) {
+		const char *t = it.name, *v = it.value;
 		uint64_t n = 0;
 		int bad = 0, known = 0;
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 			if (!strcmp(t, flags[i].name)) {
 				known = 1;
-				bad = term_value(v, 1, &n);
+				bad = hwt_term_uint(v, 1, &n);
 				cfg = n ? cfg | flags[i].bit : cfg & ~flags[i].bit;
 			}
 		if (known) {
 		} else if (!strcmp(t, "period") || !strcmp(t, "interval")) {
 			known = 1;
-			bad = term_value(v, UINT32_MAX, &period) || period == 0;
+			bad = hwt_term_uint(v, UINT32_MAX, &period) || period == 0;
 		} else if (!strcmp(t, "min_latency")) {
 			known = 1;
-			bad = term_value(v, 0xfff, &minlat);
+			bad = hwt_term_uint(v, 0xfff, &minlat);
 		} else if (!strcmp(t, "event_filter")) {
 			known = 1;
-			bad = term_value(v, UINT64_MAX, &evfilt);
-		} else {
-			for (size_t i = 0; i < sizeof(model_terms) / sizeof(model_terms[0]); i++)
-				known |= !strcmp(t, model_terms[i]);
-			if (known) {
-				int k =
-				    snprintf(model + mlen, sizeof(model) - mlen, ",%s=%s", t, v);
-				bad = !eq || !*v || k < 0 || (size_t)k >= sizeof(model) - mlen;
-				if (!bad)
-					mlen += (size_t)k;
-			}
+			bad = hwt_term_uint(v, UINT64_MAX, &evfilt);
+		} else if (hwt_term_cache_model(t)) {
+			known = 1;
+			int k =
+			    snprintf(model + mlen, sizeof(model) - mlen, ",%s=%s", t, v ? v : "");
+			bad = !v || !*v || k < 0 || (size_t)k >= sizeof(model) - mlen;
+			if (!bad)
+				mlen += (size_t)k;
 		}
 		if (!known || bad) {
 			snprintf(err, errlen,
@@ -131,15 +107,14 @@ static int configure(struct hwt_session *s, const char *terms, char *err, size_t
 				       : "arm_spe (emulated): unknown term '%s' (known: period, "
 					 "ts_enable, jitter, load_filter, store_filter, "
 					 "branch_filter, min_latency, event_filter, pa_enable, "
-					 "pct_enable, and the cache model's line_size, l1_size, "
-					 "l1_ways, l1_lat, llc_size, llc_ways, llc_lat, mem_lat, "
-					 "tlb_entries, tlb_ways, page_size, tlb_walk)",
+					 "pct_enable, and the cache model's " HWT_CACHE_MODEL_TERMS
+					 ")",
 				 t);
-			free(copy);
+			hwt_terms_close(&it);
 			return HWT_ERR_INVALID;
 		}
 	}
-	free(copy);
+	hwt_terms_close(&it);
 	struct emu_a64_priv *p = calloc(1, sizeof(*p));
 	if (!p)
 		return HWT_ERR_NOMEM;

@@ -6,6 +6,7 @@
 #define HWT_LIB_UNIT_INT_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "hwt/unit.h"
@@ -98,5 +99,28 @@ int hwt_ipt_priv_filter(uint64_t *priv, size_t max, const char *f);
  * %-encoded) that tell the emulated units which exec()ed programs to
  * follow; malloc()ed ("" for all), NULL when out of memory. */
 char *hwt_emu_exec_args(const struct hwt_session_config *cfg);
+
+/* terms.c: a unit's event terms ("period=4k,jitter"), one at a time:
+ *   struct hwt_terms it;
+ *   if (hwt_terms_open(&it, terms)) return HWT_ERR_NOMEM;
+ *   while (hwt_terms_next(&it)) ... it.name, it.value (NULL: no '=') ...
+ *   hwt_terms_close(&it);
+ * hwt_term_uint reads a value as perf does (decimal, 0x hex, 0 octal, a
+ * k/m/g suffix; NULL, a bare term, is 1): 0 and *out, or -1 when it is not
+ * a number or above max.  hwt_term_cache_model: 1 for the terms of the
+ * emulated cache model (emu/cache_model.h), HWT_CACHE_MODEL_TERMS. */
+struct hwt_terms {
+	char *copy, *save;
+	const char *name, *value;
+	int started;
+};
+int hwt_terms_open(struct hwt_terms *it, const char *terms);
+int hwt_terms_next(struct hwt_terms *it);
+void hwt_terms_close(struct hwt_terms *it);
+int hwt_term_uint(const char *v, uint64_t max, uint64_t *out);
+int hwt_term_cache_model(const char *name);
+#define HWT_CACHE_MODEL_TERMS                                                                      \
+	"line_size, l1_size, l1_ways, l1_lat, llc_size, llc_ways, llc_lat, mem_lat, tlb_entries, " \
+	"tlb_ways, page_size, tlb_walk"
 
 #endif
