@@ -199,6 +199,14 @@ void emu_truth_flush(struct emu_thr *t);
 void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff, int prot,
 		 int flags, const char *path, int fd);
 void emu_sb_initial_maps(struct emu_thr *t);
+/* At the return of a system call (t->sys_args: its arguments), the
+ * sideband of what it did: mmap's new mapping at addr (path: the mapped
+ * file's name, or "//anon", "[stack]" with name_stack; cap >= 64),
+ * mprotect's new executable range; and whether a clone (clone3: the
+ * clone3 call) that returned 0 made a new process, not a thread. */
+void emu_sys_mmapped(struct emu_thr *t, uint64_t addr, char *path, size_t cap, int name_stack);
+void emu_sys_mprotected(struct emu_thr *t);
+int emu_sys_forked(const struct emu_thr *t, int clone3);
 /* a new thread's first sideband (COMM + maps for the main thread) */
 void emu_thr_announce(struct emu_thr *t, int main_thread);
 void emu_sb_comm(struct emu_thr *t, const char *comm, int exec);

@@ -737,39 +737,21 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 			child_after_fork(t);
 		break;
 	case SYS_clone:
-		if (ret == 0 && !(t->sys_args[0] & CLONE_THREAD))
+	case 435: /* clone3 */
+		if (ret == 0 && emu_sys_forked(t, num == 435))
 			child_after_fork(t);
-		break;
-	case 435:
-		if (ret == 0 && t->sys_args[0]) {
-			uint64_t fl = *(const uint64_t *)(uintptr_t)(t->sys_args[0] +
-								     (uint64_t)emu.guest_base);
-			if (!(fl & CLONE_THREAD))
-				child_after_fork(t);
-		}
 		break;
 	case SYS_mmap:
 		if (ret > 0 && (uint64_t)ret < (uint64_t)-4096 && (t->sys_args[2] & PROT_EXEC)) {
-			int fd = (int)t->sys_args[4];
-			char path[4096] = "//anon";
-			if (!(t->sys_args[3] & MAP_ANONYMOUS) && fd >= 0) {
-				char l[64];
-				snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
-				ssize_t n = readlink(l, path, sizeof(path) - 1);
-				path[n > 0 ? n : 0] = 0;
-			} else {
-				fd = -1;
-			}
-			emu_sb_mmap(t, (uint64_t)ret, t->sys_args[1], fd >= 0 ? t->sys_args[5] : 0,
-				    (int)t->sys_args[2], (int)t->sys_args[3], path, fd);
+			char path[4096];
+			emu_sys_mmapped(t, (uint64_t)ret, path, sizeof(path), 0);
 			emu_jit_map((uint64_t)ret, t->sys_args[1], path);
 		}
 		break;
 	case SYS_mprotect:
 		if (ret == 0 && (t->sys_args[2] & PROT_EXEC) &&
 		    !emu_jit_protect(t->sys_args[0], t->sys_args[1]))
-			emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
-				    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
+			emu_sys_mprotected(t);
 		break;
 	default:
 		break;

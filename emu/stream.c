@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,6 +370,41 @@ void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff,
 			close(mfd);
 		}
 	}
+}
+
+void emu_sys_mmapped(struct emu_thr *t, uint64_t addr, char *path, size_t cap, int name_stack)
+{
+	const uint64_t *a = t->sys_args; /* addr, len, prot, flags, fd, offset */
+	int fd = (int)a[4];
+	snprintf(path, cap, "//anon");
+	if (!(a[3] & MAP_ANONYMOUS) && fd >= 0) {
+		char l[64];
+		snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(l, path, cap - 1);
+		path[n > 0 ? n : 0] = 0;
+	} else {
+		fd = -1;
+		if (name_stack && (a[3] & MAP_STACK))
+			snprintf(path, cap, "[stack]");
+	}
+	emu_sb_mmap(t, addr, a[1], fd >= 0 ? a[5] : 0, (int)a[2], (int)a[3], path, fd);
+}
+
+void emu_sys_mprotected(struct emu_thr *t)
+{
+	emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
+		    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
+}
+
+int emu_sys_forked(const struct emu_thr *t, int clone3)
+{
+	uint64_t fl = t->sys_args[0];
+	if (clone3) { /* struct clone_args in guest memory; its first field: the flags */
+		if (!fl)
+			return 0;
+		fl = *(const uint64_t *)(uintptr_t)(fl + (uint64_t)emu.guest_base);
+	}
+	return !(fl & CLONE_THREAD);
 }
 
 /* PT_INTERP of an ELF file (out, or "") and its executable PT_LOADs. */

@@ -698,16 +698,9 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 		return;
 	switch (num) {
 	case A64_CLONE:
-		if (ret == 0 && !(t->sys_args[0] & CLONE_THREAD))
-			child_after_fork(t);
-		break;
 	case A64_CLONE3:
-		if (ret == 0 && t->sys_args[0]) {
-			uint64_t fl = *(const uint64_t *)(uintptr_t)(t->sys_args[0] +
-								     (uint64_t)emu.guest_base);
-			if (!(fl & CLONE_THREAD))
-				child_after_fork(t);
-		}
+		if (ret == 0 && emu_sys_forked(t, num == A64_CLONE3))
+			child_after_fork(t);
 		break;
 	case A64_BRK: /* the heap grows: a data mapping "[heap]" (data objects) */
 		if (!brk_start) {
@@ -720,26 +713,13 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int6
 		break;
 	case A64_MMAP: /* code and data mappings (data: for the samples' objects) */
 		if (ret > 0 && (uint64_t)ret < (uint64_t)-4096) {
-			int fd = (int)t->sys_args[4];
-			char path[4096] = "//anon";
-			if (!(t->sys_args[3] & MAP_ANONYMOUS) && fd >= 0) {
-				char l[64];
-				snprintf(l, sizeof(l), "/proc/self/fd/%d", fd);
-				ssize_t n = readlink(l, path, sizeof(path) - 1);
-				path[n > 0 ? n : 0] = 0;
-			} else {
-				fd = -1;
-				if (t->sys_args[3] & MAP_STACK)
-					snprintf(path, sizeof(path), "[stack]");
-			}
-			emu_sb_mmap(t, (uint64_t)ret, t->sys_args[1], fd >= 0 ? t->sys_args[5] : 0,
-				    (int)t->sys_args[2], (int)t->sys_args[3], path, fd);
+			char path[4096];
+			emu_sys_mmapped(t, (uint64_t)ret, path, sizeof(path), 1);
 		}
 		break;
 	case A64_MPROTECT:
 		if (ret == 0 && (t->sys_args[2] & PROT_EXEC))
-			emu_sb_mmap(t, t->sys_args[0], t->sys_args[1], 0, (int)t->sys_args[2],
-				    MAP_PRIVATE | MAP_ANONYMOUS, "//anon", -1);
+			emu_sys_mprotected(t);
 		break;
 	default:
 		break;
