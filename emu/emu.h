@@ -199,6 +199,14 @@ void emu_truth_flush(struct emu_thr *t);
 void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff, int prot,
 		 int flags, const char *path, int fd);
 void emu_sb_initial_maps(struct emu_thr *t);
+/* The plugin arguments of the streams, the same for every plugin (the
+ * recorder's lib/unit/emu_link.c writes them): dir, fd, raw, truth,
+ * truthbox, aux, data, snapshot, st, trid, sbid.  emu_stream_arg: 1 when
+ * k was one (into emu), else 0; emu_stream_check: -1 with a message
+ * (who: the plugin's name) when the ring sizes are not powers of two of
+ * at least a page. */
+int emu_stream_arg(const char *k, const char *v);
+int emu_stream_check(const char *who);
 /* At the return of a system call (t->sys_args: its arguments), the
  * sideband of what it did: mmap's new mapping at addr (path: the mapped
  * file's name, or "//anon", "[stack]" with name_stack; cap >= 64),

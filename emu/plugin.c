@@ -897,10 +897,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		const char *k = argv[i], *v = eq + 1;
 		int pa;
 		unsigned long long n = strtoull(v, NULL, 0);
-		if (!strcmp(k, "dir"))
-			snprintf(emu.dir, sizeof(emu.dir), "%s", v);
-		else if (!strcmp(k, "fd"))
-			emu.announce_fd = (int)n;
+		if (emu_stream_arg(k, v))
+			;
 		else if (!strcmp(k, "fmt") &&
 			 (!strcmp(v, "pt") || !strcmp(v, "bts") || !strcmp(v, "pebs"))) {
 			emu.bts = !strcmp(v, "bts");
@@ -915,13 +913,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			emu.sync = !strcmp(v, "sync") || !strcmp(v, "ref") || emu.none;
 			emu.ref = !strcmp(v, "ref");
 			emu.encoder_inline = !strcmp(v, "inline");
-		} else if (!strcmp(k, "raw"))
-			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
-		else if (!strcmp(k, "truth"))
-			snprintf(emu.truth, sizeof(emu.truth), "%s", v);
-		else if (!strcmp(k, "truthbox")) /* the recorder joins per-stream files */
-			emu.truth_box = !!n;
-		else if (!strcmp(k, "tsc"))
+		} else if (!strcmp(k, "tsc"))
 			emu.ptg.tsc = !!n;
 		else if (!strcmp(k, "mtc"))
 			emu.ptg.mtc = !!n;
@@ -937,18 +929,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			emu.ptg.noretcomp = !!n;
 		else if (!strcmp(k, "branch"))
 			emu.ptg.branch = !!n;
-		else if (!strcmp(k, "aux"))
-			emu.aux_size = n;
-		else if (!strcmp(k, "data"))
-			emu.data_size = n;
-		else if (!strcmp(k, "snapshot"))
-			emu.snapshot = !!n;
-		else if (!strcmp(k, "st"))
-			emu.sample_type = n;
-		else if (!strcmp(k, "trid"))
-			emu.sample_id = n;
-		else if (!strcmp(k, "sbid"))
-			emu.sb_id = n;
 		else if (!strcmp(k, "filter")) {
 			if (parse_filters(v) < 0) {
 				fprintf(stderr, "hwt-pt-plugin: bad filter '%s'\n", v);
@@ -963,11 +943,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			}
 		}
 	}
-	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
-	    emu.data_size & (emu.data_size - 1) || emu.data_size < 4096) {
-		fprintf(stderr, "hwt-pt-plugin: aux/data sizes must be powers of two >= 4096\n");
+	if (emu_stream_check("hwt-pt-plugin") < 0)
 		return -1;
-	}
 	if (emu.flush_at > emu.aux_size / 4)
 		emu.flush_at = emu.aux_size / 4;
 	if (emu.snapshot && emu.flush_at > 4096)

@@ -372,6 +372,46 @@ void emu_sb_mmap(struct emu_thr *t, uint64_t addr, uint64_t len, uint64_t pgoff,
 	}
 }
 
+int emu_stream_arg(const char *k, const char *v)
+{
+	unsigned long long n = strtoull(v, NULL, 0);
+	if (!strcmp(k, "dir"))
+		snprintf(emu.dir, sizeof(emu.dir), "%s", v);
+	else if (!strcmp(k, "fd"))
+		emu.announce_fd = (int)n;
+	else if (!strcmp(k, "raw"))
+		snprintf(emu.raw, sizeof(emu.raw), "%s", v);
+	else if (!strcmp(k, "truth"))
+		snprintf(emu.truth, sizeof(emu.truth), "%s", v);
+	else if (!strcmp(k, "truthbox")) /* the recorder joins per-stream files */
+		emu.truth_box = !!n;
+	else if (!strcmp(k, "aux"))
+		emu.aux_size = n;
+	else if (!strcmp(k, "data"))
+		emu.data_size = n;
+	else if (!strcmp(k, "snapshot"))
+		emu.snapshot = !!n;
+	else if (!strcmp(k, "st"))
+		emu.sample_type = n;
+	else if (!strcmp(k, "trid"))
+		emu.sample_id = n;
+	else if (!strcmp(k, "sbid"))
+		emu.sb_id = n;
+	else
+		return 0;
+	return 1;
+}
+
+int emu_stream_check(const char *who)
+{
+	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
+	    emu.data_size & (emu.data_size - 1) || emu.data_size < 4096) {
+		fprintf(stderr, "%s: aux/data sizes must be powers of two >= 4096\n", who);
+		return -1;
+	}
+	return 0;
+}
+
 void emu_sys_mmapped(struct emu_thr *t, uint64_t addr, char *path, size_t cap, int name_stack)
 {
 	const uint64_t *a = t->sys_args; /* addr, len, prot, flags, fd, offset */

@@ -524,28 +524,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		*eq = 0;
 		const char *k = argv[i], *v = eq + 1;
 		unsigned long long n = strtoull(v, NULL, 0);
-		if (!strcmp(k, "dir"))
-			snprintf(emu.dir, sizeof(emu.dir), "%s", v);
-		else if (!strcmp(k, "fd"))
-			emu.announce_fd = (int)n;
-		else if (!strcmp(k, "raw"))
-			snprintf(emu.raw, sizeof(emu.raw), "%s", v);
-		else if (!strcmp(k, "truth"))
-			snprintf(emu.truth, sizeof(emu.truth), "%s", v);
+		if (emu_stream_arg(k, v))
+			;
 		else if (!strcmp(k, "sysroot"))
 			snprintf(emu.sysroot, sizeof(emu.sysroot), "%s", v);
-		else if (!strcmp(k, "aux"))
-			emu.aux_size = n;
-		else if (!strcmp(k, "data"))
-			emu.data_size = n;
-		else if (!strcmp(k, "snapshot"))
-			emu.snapshot = !!n;
-		else if (!strcmp(k, "st"))
-			emu.sample_type = n;
-		else if (!strcmp(k, "trid"))
-			emu.sample_id = n;
-		else if (!strcmp(k, "sbid"))
-			emu.sb_id = n;
 		else if (!strcmp(k, "formatted"))
 			ecfg.formatted = !!n;
 		else if (!strcmp(k, "traceid"))
@@ -567,11 +549,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			}
 		}
 	}
-	if (emu.aux_size & (emu.aux_size - 1) || emu.aux_size < 4096 ||
-	    emu.data_size & (emu.data_size - 1) || emu.data_size < 4096) {
-		fprintf(stderr, "hwt-etm-plugin: aux/data sizes must be powers of two >= 4096\n");
+	if (emu_stream_check("hwt-etm-plugin") < 0)
 		return -1;
-	}
 	/* frames take 16/15 of the raw bytes: keep a flushed piece within a
 	 * quarter of the ring */
 	if (emu.flush_at > emu.aux_size / 5)

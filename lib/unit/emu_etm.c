@@ -282,23 +282,11 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free_argv(prog);
 		return HWT_ERR_INVALID;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(p->ln.dir, sizeof(p->ln.dir), "%s/hwt-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(p->ln.dir)) {
-		hwt_session_set_err(s, "cannot create a temporary directory in %s: %s",
-				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		p->ln.dir[0] = 0;
+	r = hwt_emu_link_open(&p->ln, s);
+	if (r) {
 		free_argv(prog);
-		return HWT_ERR_IO;
+		return r;
 	}
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC)) {
-		hwt_session_set_err(s, "pipe: %s", strerror(errno));
-		free_argv(prog);
-		return HWT_ERR_IO;
-	}
-	uint64_t aux, data;
-	hwt_emu_ring_sizes(cfg, &aux, &data);
 	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
 	size_t alen = strlen(plugin) + strlen(p->ln.dir) + strlen(rootbuf) + strlen(p->extra) +
 		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) +
@@ -312,16 +300,12 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free(xargs);
 		free(parg);
 		free(qv);
-		close(pfd[0]);
-		close(pfd[1]);
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
-	int n = snprintf(
-	    parg, alen, "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,%s",
-	    plugin, p->ln.dir, pfd[1], (unsigned long long)hwt_session_attr(s)->sample_type,
-	    HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
-	    (unsigned long long)data, cfg->snapshot ? 1 : 0, p->extra);
+	int n = snprintf(parg, alen, "%s,", plugin);
+	n += hwt_emu_link_args(&p->ln, s, parg + n, alen - (size_t)n);
+	n += snprintf(parg + n, alen - (size_t)n, ",%s", p->extra);
 	if (rootbuf[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",sysroot=%s", rootbuf);
 	if (cfg->truth_path)
@@ -338,32 +322,11 @@ int hwt_emu_a64_launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	qv[k++] = parg;
 	for (size_t i = 0; i < pc; i++)
 		qv[k++] = prog[i];
-	pid_t ch = fork();
-	if (ch < 0) {
-		hwt_session_set_err(s, "fork: %s", strerror(errno));
-		free(qv);
-		free(parg);
-		close(pfd[0]);
-		close(pfd[1]);
-		free_argv(prog);
-		return HWT_ERR_IO;
-	}
-	if (ch == 0) {
-		fcntl(pfd[1], F_SETFD, 0);  /* the plugin inherits the write end */
-		unsetenv("QEMU_LD_PREFIX"); /* given as -L: the program's environment stays */
-		execv(qemu, qv);
-		fprintf(stderr, "hwt: cannot run %s: %s\n", qemu, strerror(errno));
-		_exit(127);
-	}
-	close(pfd[1]);
+	r = hwt_emu_link_spawn(&p->ln, s, qv, 1, pid);
 	free(qv);
 	free(parg);
 	free_argv(prog);
-	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	p->ln.rfd = pfd[0];
-	p->ln.child = ch;
-	*pid = ch;
-	return 0;
+	return r;
 }
 
 int hwt_emu_a64_poll(struct hwt_session *s, int timeout_ms)

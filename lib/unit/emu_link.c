@@ -2,6 +2,7 @@
  * emu_link.h): the announce pipe's lines, the stream files' mappings, the
  * qemu child. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,7 +22,7 @@
 void hwt_emu_link_init(struct hwt_emu_link *l, size_t box_bytes)
 {
 	memset(l, 0, sizeof(*l));
-	l->rfd = -1;
+	l->rfd = l->wfd = -1;
 	l->child = -1;
 	l->box_bytes = box_bytes;
 }
@@ -34,6 +35,65 @@ void hwt_emu_ring_sizes(const struct hwt_session_config *cfg, uint64_t *aux, uin
 		*aux = 4096;
 	if (*data < 4096)
 		*data = 4096;
+}
+
+int hwt_emu_link_open(struct hwt_emu_link *l, struct hwt_session *s)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	snprintf(l->dir, sizeof(l->dir), "%s/hwt-emu-XXXXXX", tmp);
+	if (!mkdtemp(l->dir)) {
+		hwt_session_set_err(s, "cannot create a temporary directory in %s: %s (set TMPDIR)",
+				    tmp, strerror(errno));
+		l->dir[0] = 0;
+		return HWT_ERR_IO;
+	}
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC)) {
+		hwt_session_set_err(s, "cannot create the emulated unit's pipe: %s",
+				    strerror(errno));
+		return HWT_ERR_IO;
+	}
+	l->rfd = pfd[0];
+	l->wfd = pfd[1];
+	return 0;
+}
+
+int hwt_emu_link_args(const struct hwt_emu_link *l, struct hwt_session *s, char *out, size_t cap)
+{
+	uint64_t aux, data;
+	hwt_emu_ring_sizes(hwt_session_config(s), &aux, &data);
+	return snprintf(out, cap,
+			"dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d",
+			l->dir, l->wfd, (unsigned long long)hwt_session_attr(s)->sample_type,
+			HWT_EMU_ID_TRACE, HWT_EMU_ID_SIDEBAND, (unsigned long long)aux,
+			(unsigned long long)data, hwt_session_config(s)->snapshot ? 1 : 0);
+}
+
+int hwt_emu_link_spawn(struct hwt_emu_link *l, struct hwt_session *s, char *const qv[],
+		       int unset_ld_prefix, pid_t *pid)
+{
+	pid_t ch = fork();
+	if (ch < 0) {
+		hwt_session_set_err(s, "cannot start %s: fork: %s", qv[0], strerror(errno));
+		return HWT_ERR_IO;
+	}
+	if (ch == 0) {
+		fcntl(l->wfd, F_SETFD, 0); /* the plugin inherits the write end */
+		if (unset_ld_prefix)
+			unsetenv(
+			    "QEMU_LD_PREFIX"); /* given as -L: the program's environment stays */
+		execv(qv[0], qv);
+		fprintf(stderr, "hwt: cannot run %s: %s\n", qv[0], strerror(errno));
+		_exit(127);
+	}
+	close(l->wfd);
+	l->wfd = -1;
+	fcntl(l->rfd, F_SETFL, O_NONBLOCK);
+	l->child = ch;
+	*pid = ch;
+	return 0;
 }
 
 /* "S pid tid ppid ptid path": map the stream file, add a session stream */
@@ -181,7 +241,9 @@ void hwt_emu_link_free(struct hwt_emu_link *l, const char *prefix)
 	}
 	if (l->rfd >= 0)
 		close(l->rfd);
-	l->rfd = -1;
+	if (l->wfd >= 0)
+		close(l->wfd);
+	l->rfd = l->wfd = -1;
 	free(l->maps);
 	l->maps = NULL;
 	l->nmaps = l->capmaps = 0;

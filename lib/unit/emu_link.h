@@ -34,6 +34,7 @@ struct hwt_emu_map {
 struct hwt_emu_link {
 	char dir[PATH_MAX]; /* the private folder of the stream files, "" for none */
 	int rfd;	    /* the announce pipe's read end, -1 for none */
+	int wfd;	    /* its write end until the child has it, -1 for none */
 	pid_t child;	    /* the launched qemu, -1 for none */
 	int reaped, eof;
 	size_t box_bytes; /* bytes after the rings (the box, unit/emu_abi.h), 0 for none */
@@ -47,6 +48,18 @@ void hwt_emu_link_init(struct hwt_emu_link *l, size_t box_bytes);
 /* The AUX and data ring sizes of an emulated stream: the session's, or
  * 4 MiB / 512 KiB by default, at least a page each. */
 void hwt_emu_ring_sizes(const struct hwt_session_config *cfg, uint64_t *aux, uint64_t *data);
+/* Before a launch: the private folder (in $TMPDIR, else /tmp) and the
+ * announce pipe.  0, or a negative error with the session's message set. */
+int hwt_emu_link_open(struct hwt_emu_link *l, struct hwt_session *s);
+/* The plugin arguments every emulated unit gives (the folder, the pipe,
+ * the sample type, the ids, the ring sizes, snapshot mode), comma
+ * separated, into out; returns their length (>= cap: cut). */
+int hwt_emu_link_args(const struct hwt_emu_link *l, struct hwt_session *s, char *out, size_t cap);
+/* Runs qv[0] (qemu) with qv, the plugin inheriting the pipe's write end
+ * (unset_ld_prefix: without $QEMU_LD_PREFIX, when qv has -L).  0 and
+ * *pid, or a negative error with the session's message set. */
+int hwt_emu_link_spawn(struct hwt_emu_link *l, struct hwt_session *s, char *const qv[],
+		       int unset_ld_prefix, pid_t *pid);
 /* Reads what the pipe has (waiting up to timeout_ms for it): new streams
  * become session streams (fd -1, unit_priv: their struct hwt_emu_map),
  * ended ones get hup and wait_ns.  Once the pipe is closed, reaps the

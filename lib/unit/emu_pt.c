@@ -350,83 +350,50 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 		free_argv(prog);
 		return HWT_ERR_INVALID;
 	}
-	const char *tmp = getenv("TMPDIR");
-	snprintf(p->ln.dir, sizeof(p->ln.dir), "%s/hwt-emu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(p->ln.dir)) {
-		hwt_session_set_err(s, "cannot create a temporary directory in %s: %s",
-				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		p->ln.dir[0] = 0;
+	r = hwt_emu_link_open(&p->ln, s);
+	if (r) {
 		free_argv(prog);
-		return HWT_ERR_IO;
-	}
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC)) {
-		hwt_session_set_err(s, "pipe: %s", strerror(errno));
-		free_argv(prog);
-		return HWT_ERR_IO;
+		return r;
 	}
 	uint64_t c = p->config;
-	uint64_t aux, data;
-	hwt_emu_ring_sizes(cfg, &aux, &data);
 	char *xargs = hwt_emu_exec_args(cfg); /* which exec()ed programs to follow */
 	size_t alen = strlen(plugin) + strlen(p->ln.dir) + strlen(kfilter) +
 		      (p->fmt_args ? strlen(p->fmt_args) : 0) +
 		      (cfg->truth_path ? strlen(cfg->truth_path) : 0) +
 		      (xargs ? strlen(xargs) : 0) + 512;
 	char *parg = xargs ? malloc(alen) : NULL;
-	if (!parg) {
+	size_t pc = 0;
+	while (prog && prog[pc])
+		pc++;
+	char **qv = calloc(pc + 9, sizeof(char *));
+	if (!parg || !qv) {
 		free(xargs);
-		close(pfd[0]);
-		close(pfd[1]);
+		free(parg);
+		free(qv);
 		free_argv(prog);
 		return HWT_ERR_NOMEM;
 	}
-	int n =
-	    p->fmt_args
-		? snprintf(
-		      parg, alen,
-		      "%s,%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d",
-		      plugin, p->fmt_args, p->ln.dir, pfd[1],
-		      (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
-		      HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
-		      cfg->snapshot ? 1 : 0)
-	    : p->bts
-		? snprintf(parg, alen,
-			   "%s,fmt=bts,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,"
-			   "snapshot=%d",
-			   plugin, p->ln.dir, pfd[1],
-			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
-			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
-			   cfg->snapshot ? 1 : 0)
-		: snprintf(parg, alen,
-			   "%s,dir=%s,fd=%d,st=%llu,trid=%d,sbid=%d,aux=%llu,data=%llu,snapshot=%d,"
-			   "tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
-			   "noretcomp=%d,branch=%d",
-			   plugin, p->ln.dir, pfd[1],
-			   (unsigned long long)hwt_session_attr(s)->sample_type, HWT_EMU_ID_TRACE,
-			   HWT_EMU_ID_SIDEBAND, (unsigned long long)aux, (unsigned long long)data,
-			   cfg->snapshot ? 1 : 0, !!(c & CFG_TSC), !!(c & CFG_MTC),
-			   (unsigned)(c >> CFG_MTC_PERIOD_SHIFT) & 15, !!(c & CFG_CYC),
-			   (unsigned)(c >> CFG_CYC_THRESH_SHIFT) & 15,
-			   (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15, !!(c & CFG_NORETCOMP),
-			   !!(c & CFG_BRANCH));
+	int n = snprintf(parg, alen, "%s,", plugin);
+	n += hwt_emu_link_args(&p->ln, s, parg + n, alen - (size_t)n);
+	if (p->fmt_args)
+		n += snprintf(parg + n, alen - (size_t)n, ",%s", p->fmt_args);
+	else if (p->bts)
+		n += snprintf(parg + n, alen - (size_t)n, ",fmt=bts");
+	else
+		n += snprintf(parg + n, alen - (size_t)n,
+			      ",tsc=%d,mtc=%d,mtc_period=%u,cyc=%d,cyc_thresh=%u,psb_period=%u,"
+			      "noretcomp=%d,branch=%d",
+			      !!(c & CFG_TSC), !!(c & CFG_MTC),
+			      (unsigned)(c >> CFG_MTC_PERIOD_SHIFT) & 15, !!(c & CFG_CYC),
+			      (unsigned)(c >> CFG_CYC_THRESH_SHIFT) & 15,
+			      (unsigned)(c >> CFG_PSB_PERIOD_SHIFT) & 15, !!(c & CFG_NORETCOMP),
+			      !!(c & CFG_BRANCH));
 	if (cfg->truth_path)
 		n += snprintf(parg + n, alen - (size_t)n, ",truth=%s,truthbox=1", cfg->truth_path);
 	if (kfilter[0])
 		n += snprintf(parg + n, alen - (size_t)n, ",filter=%s", kfilter);
 	n += snprintf(parg + n, alen - (size_t)n, "%s", xargs);
 	free(xargs);
-	size_t pc = 0;
-	while (prog[pc])
-		pc++;
-	char **qv = calloc(pc + 9, sizeof(char *));
-	if (!qv) {
-		free(parg);
-		close(pfd[0]);
-		close(pfd[1]);
-		free_argv(prog);
-		return HWT_ERR_NOMEM;
-	}
 	char logarg[PATH_MAX + 16];
 	snprintf(logarg, sizeof(logarg), "%s/fatal.%%d", p->ln.dir);
 	p->fatal_log = !strchr(p->ln.dir, '%') && qemu_logs_fatal(qemu, logarg);
@@ -443,31 +410,11 @@ static int launch(struct hwt_session *s, char *const argv[], pid_t *pid)
 	qv[k++] = "--";
 	for (size_t i = 0; i < pc; i++)
 		qv[k++] = prog[i];
-	pid_t ch = fork();
-	if (ch < 0) {
-		hwt_session_set_err(s, "fork: %s", strerror(errno));
-		free(qv);
-		free(parg);
-		close(pfd[0]);
-		close(pfd[1]);
-		free_argv(prog);
-		return HWT_ERR_IO;
-	}
-	if (ch == 0) {
-		fcntl(pfd[1], F_SETFD, 0); /* the plugin inherits the write end */
-		execv(qemu, qv);
-		fprintf(stderr, "hwt: cannot run %s: %s\n", qemu, strerror(errno));
-		_exit(127);
-	}
-	close(pfd[1]);
+	r = hwt_emu_link_spawn(&p->ln, s, qv, 0, pid);
 	free(qv);
 	free(parg);
 	free_argv(prog);
-	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	p->ln.rfd = pfd[0];
-	p->ln.child = ch;
-	*pid = ch;
-	return 0;
+	return r;
 }
 
 /* A dead thread's stream truth file (<stream>.truth) made exactly the
