@@ -677,12 +677,12 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 				uint64_t w2 = (y & e->b_mask) | e->b_or;
 				uint64_t m = -(uint64_t)tnt;
 				put3(out, e->hdr, (bits & m) | (w1 & ~m), ((t ^ (1ull << bits)) & m) | (w2 & ~m));
-				v = 8u * (unsigned)e->size - 8u;
+				v = (unsigned)e->size << 8 | (8u * (unsigned)e->size - 8u);
 			} else {
 				emit(e, x, out);
 			}
 			out++;
-			q += e->size;
+			q += v >> 8; /* not e->size: one load less on the chain */
 			b = (uint8_t)(x >> (v & 0xff));
 			if (out == lim)
 				goto reload;
