@@ -676,7 +676,8 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 				uint64_t w1 = ((y & e->a_mask) * e->a_mul) | e->a_or;
 				uint64_t w2 = (y & e->b_mask) | e->b_or;
 				uint64_t m = -(uint64_t)tnt;
-				put3(out, e->hdr, (bits & m) | (w1 & ~m), ((t ^ (1ull << bits)) & m) | (w2 & ~m));
+				put3(out, e->hdr, (bits & m) | (w1 & ~m),
+				     ((t ^ (1ull << bits)) & m) | (w2 & ~m));
 				v = (unsigned)e->size << 8 | (8u * (unsigned)e->size - 8u);
 			} else {
 				emit(e, x, out);
