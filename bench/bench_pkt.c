@@ -7,11 +7,15 @@
  * PSB+ (PSB, TSC, TMA, CBR, MODE.Exec, FUP, PSBEND) every 4 KiB.  Then
  * times hwt's packet decoder (hwt_pt_pkt_next_batch, 256 packets per call)
  * and libipt's pt_pkt_next over the same bytes (all packets, each payload
- * is read into a checksum that must agree), best of 3, with
- * CLOCK_MONOTONIC, and prints exactly one line:
+ * is read into a checksum that must agree), best of 5 runs, alternating,
+ * by the thread's CPU time (the issue's rule for single-thread figures:
+ * on a shared machine wall time includes time spent descheduled), and
+ * prints exactly one line:
  *   pkt-decode: hwt <X> MB/s, libipt <Y> MB/s, ratio <X/Y>
- * (MB = 10^6 bytes).  Diagnostics go to stderr: the speed of hwt's one-
- * packet-per-call hwt_pt_pkt_next, CPU-time figures, and the scans that
+ * (MB = 10^6 bytes).  The consumer is the same on both sides: per packet
+ * it reads the type, the size and the 16 bytes of the payload union and
+ * adds them into a sum.  Diagnostics go to stderr: the speed of hwt's one-
+ * packet-per-call hwt_pt_pkt_next, wall-clock figures, and the scans that
  * need no packet decode (sync_forward and sync_backward PSB to PSB, and
  * sync_forward over the stream with every PSB broken: the resync after
  * an error; and batch decoding of a 16 MiB run of PADs).  usage: bench_pkt [MiB]
@@ -314,7 +318,7 @@ int main(int argc, char **argv)
 			"bench_pkt: decoders disagree: hwt %" PRIu64 " packets (sum %" PRIx64
 			"), libipt %" PRIu64 " (sum %" PRIx64 ")\n",
 			rh.packets, rh.sum, rl.packets, rl.sum);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
 		double c0 = cpu_now(), t0 = now();
 		rh = run_hwt(b, len, 256, 0);
 		double c1 = cpu_now(), t1 = now();
@@ -325,23 +329,23 @@ int main(int argc, char **argv)
 		if (c2 - c1 < cpu_l)
 			cpu_l = c2 - c1;
 		r1 = run_hwt(b, len, 0, 0);
-		double t3 = now();
+		double c3 = cpu_now();
 		if (t1 - t0 < best_h)
 			best_h = t1 - t0;
 		if (t2 - t1 < best_l)
 			best_l = t2 - t1;
-		if (t3 - t2 < best_1)
-			best_1 = t3 - t2;
+		if (c3 - c2 < best_1)
+			best_1 = c3 - c2;
 	}
 	if (rh.packets != r1.packets || rh.packets != rl.packets)
 		fprintf(stderr, "bench_pkt: packet counts disagree\n");
 	fprintf(stderr, "bench_pkt: %zu bytes, %" PRIu64 " packets (%.2f bytes/packet)\n", len,
 		rh.packets, (double)len / (double)rh.packets);
-	double x = (double)len / 1e6 / best_h, y = (double)len / 1e6 / best_l;
+	double x = (double)len / 1e6 / cpu_h, y = (double)len / 1e6 / cpu_l;
 	fprintf(stderr, "bench_pkt: hwt one packet per call (hwt_pt_pkt_next): %.0f MB/s\n",
 		(double)len / 1e6 / best_1);
-	fprintf(stderr, "bench_pkt: by thread CPU time: hwt %.0f MB/s, libipt %.0f MB/s\n",
-		(double)len / 1e6 / cpu_h, (double)len / 1e6 / cpu_l);
+	fprintf(stderr, "bench_pkt: by wall time: hwt %.0f MB/s, libipt %.0f MB/s\n",
+		(double)len / 1e6 / best_h, (double)len / 1e6 / best_l);
 	/* scans at memory speed: PSB search forward and backward, and the
 	 * resync after an error where no PSB follows (every PSB broken) */
 	uint64_t npsb;

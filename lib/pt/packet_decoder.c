@@ -47,22 +47,24 @@
  * (one byte, or 02/99 and the next byte) and whose payload fits the 8
  * bytes after the opcode is described by an entry: with x = those 8 bytes
  * (little-endian) the two words of the payload union are
- *   word0 = (x & a_mask) << a_sh | a_or,   word1 = x & b_mask | b_or
+ *   word0 = (x & a_mask) * a_mul | a_or,   word1 = x & b_mask | b_or
  * (TNT-64: word0 = the stop bit's index, word1 = x without it).  No branch
  * on the packet type.  size 0 in hdr: not here (the full parser decides);
- * x & chk set: a CYC that goes on past its second byte; cyc2: a 2-byte
- * CYC, which the full path checks for SKD007 when that erratum is on.
+ * x & chk set: a CYC that goes on past its second byte; chk != 0: a
+ * 2-byte CYC, which the full path checks for SKD007 when that erratum is
+ * on.  Every field is a full word (the hot loop takes each straight from
+ * memory into an and/imul/or/add, no zero-extend) and an entry is one
+ * 64-byte line: 22 instructions a packet in the chained loop, was 33.
  * The tables are generated below from the opcode definitions (SDM):
  *   00 PAD; xxxxxxx0 TNT-8 (but 00, 02); xxxxxx11 CYC (bit 2: one more
  *   byte); low five bits 01/0d/11/1d TIP.PGD/TIP/TIP.PGE/FUP with IPBytes
  *   in bits 7:5; 19 TSC; 59 MTC; 99 MODE (leaf in the next byte's bits
  *   7:5); 02 the extended opcodes. */
 struct fast_entry {
-	uint64_t a_mask, b_mask;
-	uint32_t a_or;
-	uint16_t hdr; /* type | size << 8 */
-	uint8_t b_or, a_sh, chk, cyc2, tnt;
-} __attribute__((aligned(32)));
+	uint64_t hdr; /* type | size << 8: the packet's first word */
+	uint64_t a_mask, a_mul, a_or, b_mask, b_or, chk;
+	uint64_t size; /* hdr >> 8 */
+} __attribute__((aligned(64)));
 
 #define M_BITS(n) ((n) <= 0 ? 0 : (n) >= 8 ? ~0ull : (1ull << (8 * ((n)&7))) - 1)
 #define HDR(t, s) ((uint16_t)((t) | (s) << 8))
@@ -114,7 +116,7 @@ struct fast_entry {
 				    : 0,                                                            \
 		.hdr = HDR(M_TYPE(b), M_SIZE(b)),                                                  \
 		.b_or = IS_TNT(b) ? ((b) >> 1) & ((1 << TNT_BITS(b)) - 1) : 0,                     \
-		.a_sh = CYC2(b) ? 4 : 0, .chk = CYC2(b) ? 1 : 0, .cyc2 = CYC2(b)                   \
+		.a_mul = CYC2(b) ? 16 : 1, .chk = CYC2(b) ? 1 : 0, .size = M_SIZE(b)               \
 	}
 
 /* The byte after 02. */
@@ -142,10 +144,10 @@ struct fast_entry {
 					: 0,                                                       \
 		.a_or = ((x)&0x7f) == 0x62 || ((x)&0x7f) == 0x33 ? (x) >> 7 : 0,                   \
 		.hdr = HDR(X_TYPE(x), X_SIZE(x)),                                                  \
-		.a_sh = (x) == 0x43   ? 4                                                          \
-			: (x) == 0xc8 ? 12                                                         \
-				      : 0,                                                         \
-		.tnt = (x) == 0xa3                                                                 \
+		.a_mul = (x) == 0x43   ? 16                                                        \
+			 : (x) == 0xc8 ? 4096                                                      \
+				       : 1,                                                        \
+		.size = X_SIZE(x)                                                                  \
 	}
 
 /* The byte after 99 (MODE): leaf 0 MODE.Exec, 1 MODE.TSX. */
@@ -156,7 +158,8 @@ struct fast_entry {
 					     : 0,                                                  \
 		.hdr = ((m)&0xe0) == 0	    ? HDR(HWT_PKT_MODE_EXEC, 2)                            \
 		       : ((m)&0xe0) == 0x20 ? HDR(HWT_PKT_MODE_TSX, 2)                             \
-					    : 0                                                    \
+					    : 0,                                                   \
+		.a_mul = 1, .size = ((m)&0xe0) <= 0x20 ? 2 : 0                                     \
 	}
 
 #define R4(F, i) F(i), F(i + 1), F(i + 2), F(i + 3)
@@ -220,7 +223,7 @@ static inline void put3(struct hwt_pt_packet *pkt, uint64_t w0, uint64_t w1, uin
 
 static inline void emit(const struct fast_entry *e, uint64_t x, struct hwt_pt_packet *pkt)
 {
-	put3(pkt, e->hdr, ((x & e->a_mask) << e->a_sh) | e->a_or, (x & e->b_mask) | e->b_or);
+	put3(pkt, e->hdr, ((x & e->a_mask) * e->a_mul) | e->a_or, (x & e->b_mask) | e->b_or);
 }
 
 /* Decode a fast-path packet at p (16 bytes readable); 0 if it is not one.
@@ -234,9 +237,9 @@ static inline int fast_one(const uint8_t *p, struct hwt_pt_packet *pkt, int no_c
 		e = p[0] == 0x02 ? &fast_ext[p[1]] : &fast_mode[p[1]];
 		x = ld64(p + 2);
 	}
-	if (!e->hdr || (x & e->chk) || (e->cyc2 & no_cyc2))
+	if (!e->hdr || (x & e->chk) || (e->chk && no_cyc2))
 		return 0;
-	if (e->tnt) { /* TNT-64: payload bits up to a stop bit */
+	if ((e->hdr & 0xff) == HWT_PKT_TNT64) { /* payload bits up to a stop bit */
 		uint64_t t = x & e->b_mask;
 		if (t < 2)
 			return 0;
@@ -663,20 +666,24 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 					break;
 				e = b == 0x02 ? &fast_ext[x & 0xff] : &fast_mode[x & 0xff];
 				uint64_t y = x >> 8, t = y & e->b_mask;
-				if (!e->hdr || (e->tnt && t < 2))
+				int tnt = (e->hdr & 0xff) == HWT_PKT_TNT64;
+				if ((e->hdr == 0) | (tnt & (t < 2)))
 					break;
-				if (e->tnt) {
-					unsigned bits = 63u - (unsigned)__builtin_clzll(t);
-					put3(out, e->hdr, bits, t ^ (1ull << bits));
-				} else {
-					emit(e, y, out);
-				}
-				v = (e->hdr & 0xff00u) | (8u * (e->hdr >> 8) - 8u);
+				/* TNT-64 (most of these) or not: selected, not
+				 * branched on (one mispredicted branch per exit
+				 * from the chain is enough) */
+				uint64_t bits = 63u - (unsigned)__builtin_clzll(t | 1);
+				uint64_t w1 = ((y & e->a_mask) * e->a_mul) | e->a_or;
+				uint64_t w2 = (y & e->b_mask) | e->b_or;
+				uint64_t m = -(uint64_t)tnt;
+				put3(out, e->hdr, (bits & m) | (w1 & ~m),
+				     ((t ^ (1ull << bits)) & m) | (w2 & ~m));
+				v = (unsigned)e->size << 8 | (8u * (unsigned)e->size - 8u);
 			} else {
 				emit(e, x, out);
 			}
 			out++;
-			q += v >> 8;
+			q += v >> 8; /* not e->size: one load less on the chain */
 			b = (uint8_t)(x >> (v & 0xff));
 			if (out == lim)
 				goto reload;
@@ -697,6 +704,11 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 	return (int)(out - pkts);
 }
 
+/* GCC's SLP vectorizer would merge the first two of put3's stores into a
+ * vector built from two registers (3 more instructions a packet). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-slp-vectorize")))
+#endif
 int hwt_pt_pkt_next_batch(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkts, int n)
 {
 	int k = 0;
