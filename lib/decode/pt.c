@@ -637,7 +637,7 @@ int pt_region_resolve(struct pt *e, struct hwt_dec_queue *q)
  * region resolved already).  0 or -1. */
 static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n)
 {
-	if (!e->cap && pt_region_resolve(e, q))
+	if (!e->cap && !e->par_state && pt_region_resolve(e, q))
 		return -1;
 	struct hwt_pt_config cfg = e->cfg;
 	cfg.buf.begin = data;
