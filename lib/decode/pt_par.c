@@ -10,16 +10,24 @@
  * what it decodes from there on is the next segment's), so no job depends
  * on another.  The main thread resolves the job's thread and image,
  * copies its bytes (chunk data lives during the chunk callback only) and
- * queues it; `jobs` workers (started at the first job, stopped by
- * pt_par_free) decode jobs with their own decoder state (struct pt) and
- * decode cache into the job's output (struct pt_cap): the taken branches
- * already in the consumer's form (struct hwt_dec_branch arrays), plus
- * instructions, events and gaps as items (struct pt_item) that say how
- * many branches came before them.  The main thread delivers finished
- * jobs in job order, handing the branch arrays to the consumer's
- * branches callback as they are (in pieces of at most PT_BB_CAP), so the
- * output is the one of a sequential decode while the main thread does
- * little more than cut, copy and hand over.  The seams are checked on
+ * queues it.  The main thread decodes too (jobs - 1 worker threads,
+ * started at the first job, stopped by pt_par_free): when the oldest job
+ * has not been taken, it decodes it live, straight to the consumer as a
+ * sequential decode would (no copy of its output); workers take the
+ * newest queued job (never the oldest) and decode it with their own
+ * decoder state (struct pt) and decode cache into the job's output
+ * (struct pt_cap): the taken branches already in the consumer's form
+ * (struct hwt_dec_branch arrays), plus instructions, events and gaps as
+ * items (struct pt_item) that say how many branches came before them.
+ * The main thread delivers finished jobs in job order, handing the
+ * branch arrays to the consumer's branches callback as they are (in
+ * pieces of at most PT_BB_CAP); while a worker still decodes the oldest
+ * job, the main thread decodes a newer one into its output (or waits
+ * when none is left).  So the output is the one of a sequential decode,
+ * about half of it is never copied, and the main thread never idles
+ * while there is work (a worker's output is written to memory and read
+ * back out of cache: that copy is what -j N costs beyond -j 1).  The
+ * seams are checked on
  * delivery: a segment that ends at a PSB must have reached that PSB's ip
  * (else its flow did not meet the next segment's start); mismatches are
  * counted (struct pt.seams_bad; they change nothing in the output, which
@@ -40,7 +48,6 @@
  * segment size times the jobs, not with the trace.
  */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +56,7 @@
 
 #define SEG_BYTES (32u << 10)
 #define SEG_BYTES_INSN (4u << 10)
-#define WINDOW(nw) (4u * (nw) + 1u)
+#define WINDOW(nw) (2u * (nw) + 1u)
 
 /* ---------------- a worker's output ---------------- */
 static int grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
@@ -141,7 +148,6 @@ struct pt_par {
 	size_t submitted, done; /* sequence numbers (under mu) */
 	int quit;
 	int main_waits; /* the main thread waits on cv_done */
-	size_t st_live, st_mcap, st_wcap, st_wait, st_drain; /* XXX */
 };
 
 /* Decode job j with decoder state w: into the job's output (cap), or,
@@ -308,8 +314,6 @@ void pt_par_free(struct pt *e)
 	struct pt_par *p = e->par;
 	if (!p)
 		return;
-	if (getenv("HWT_PARSTAT"))
-		fprintf(stderr, "par: drains %zu live %zu main-cap %zu waits %zu submitted %zu\n", p->st_drain, p->st_live, p->st_mcap, p->st_wait, p->submitted);
 	pthread_mutex_lock(&p->mu);
 	p->quit = 1;
 	pthread_cond_broadcast(&p->cv_work);
@@ -390,13 +394,11 @@ static void next_job(struct pt *e)
 			n->state = J_RUN;
 			pthread_mutex_unlock(&p->mu);
 			run_job(p->mw, n, 0);
-			p->st_mcap++;
 			pthread_mutex_lock(&p->mu);
 			n->state = J_DONE;
 			continue;
 		}
 		p->main_waits = 1;
-		p->st_wait++;
 		pthread_cond_wait(&p->cv_done, &p->mu);
 		p->main_waits = 0;
 	}
@@ -404,7 +406,6 @@ static void next_job(struct pt *e)
 	j->state = J_RUN;
 	pthread_mutex_unlock(&p->mu);
 	if (live) {
-		p->st_live++;
 		run_job(p->mw, j, 1);
 		p->mw->cap = NULL;
 	} else {
@@ -423,7 +424,6 @@ static void next_job(struct pt *e)
 void pt_par_drain(struct pt *e)
 {
 	struct pt_par *p = e->par;
-	if (p && p->done < p->submitted) p->st_drain++;
 	while (p && p->done < p->submitted)
 		next_job(e);
 }
