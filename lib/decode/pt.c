@@ -112,12 +112,22 @@ size_t pt_stop_from(const uint8_t *data, size_t cut)
 	while (end > w) {
 		/* the last PSB before end: a packet boundary to parse from */
 		size_t s = end - w;
-		while (s > lim && !(data[s] == 0x02 && psb_at(data + s, data + cut)))
-			s--;
+		while (s > lim && !(data[s] == 0x02 && psb_at(data + s, data + cut))) {
+			const uint8_t *b = memrchr(data + lim, 0x02, s - lim);
+			s = b ? (size_t)(b - data) : lim;
+		}
 		if (!(data[s] == 0x02 && psb_at(data + s, data + cut)))
 			return 0;
 		size_t pos = s, last = 0;
 		while (pos < cut) {
+			/* a run of short TNTs (even bytes from 04: 00 is a PAD, 02
+			 * an extended opcode), most of a TNT-dense trace */
+			if (!(data[pos] & 1) && data[pos] >= 4) {
+				while (++pos < cut && !(data[pos] & 1) && data[pos] >= 4)
+					;
+				last = pos;
+				continue;
+			}
 			struct hwt_pt_packet pkt;
 			int sz = hwt_pt_pkt_parse(data + pos, cut - pos, &pkt);
 			if (sz <= 0 || pkt.type == HWT_PKT_BBP)
@@ -637,7 +647,7 @@ int pt_region_resolve(struct pt *e, struct hwt_dec_queue *q)
  * region resolved already).  0 or -1. */
 static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data, size_t n)
 {
-	if (!e->cap && pt_region_resolve(e, q))
+	if (!e->cap && !e->par_state && pt_region_resolve(e, q))
 		return -1;
 	struct hwt_pt_config cfg = e->cfg;
 	cfg.buf.begin = data;

@@ -138,6 +138,8 @@ struct pt {
 	/* a worker of the parallel decode: output goes here (pt_par.c) */
 	struct pt_cap *cap;
 	struct pt_par *par; /* the main decoder's workers (pt_par.c) */
+	int par_state;	    /* a decoder state of pt_par.c: its regions come
+			     * resolved (th, img, rproc, ... set) */
 	int reached_stop;   /* the last region reached its stop ip */
 	uint64_t seams_bad; /* parallel segments that did not reach it */
 };

@@ -10,16 +10,24 @@
  * what it decodes from there on is the next segment's), so no job depends
  * on another.  The main thread resolves the job's thread and image,
  * copies its bytes (chunk data lives during the chunk callback only) and
- * queues it; `jobs` workers (started at the first job, stopped by
- * pt_par_free) decode jobs with their own decoder state (struct pt) and
- * decode cache into the job's output (struct pt_cap): the taken branches
- * already in the consumer's form (struct hwt_dec_branch arrays), plus
- * instructions, events and gaps as items (struct pt_item) that say how
- * many branches came before them.  The main thread delivers finished
- * jobs in job order, handing the branch arrays to the consumer's
- * branches callback as they are (in pieces of at most PT_BB_CAP), so the
- * output is the one of a sequential decode while the main thread does
- * little more than cut, copy and hand over.  The seams are checked on
+ * queues it.  The main thread decodes too (jobs - 1 worker threads,
+ * started at the first job, stopped by pt_par_free): when the oldest job
+ * has not been taken, it decodes it live, straight to the consumer as a
+ * sequential decode would (no copy of its output); workers take the
+ * newest queued job (never the oldest) and decode it with their own
+ * decoder state (struct pt) and decode cache into the job's output
+ * (struct pt_cap): the taken branches already in the consumer's form
+ * (struct hwt_dec_branch arrays), plus instructions, events and gaps as
+ * items (struct pt_item) that say how many branches came before them.
+ * The main thread delivers finished jobs in job order, handing the
+ * branch arrays to the consumer's branches callback as they are (in
+ * pieces of at most PT_BB_CAP); while a worker still decodes the oldest
+ * job, the main thread decodes a newer one into its output (or waits
+ * when none is left).  So the output is the one of a sequential decode,
+ * about half of it is never copied, and the main thread never idles
+ * while there is work (a worker's output is written to memory and read
+ * back out of cache: that copy is what -j N costs beyond -j 1).  The
+ * seams are checked on
  * delivery: a segment that ends at a PSB must have reached that PSB's ip
  * (else its flow did not meet the next segment's start); mismatches are
  * counted (struct pt.seams_bad; they change nothing in the output, which
@@ -120,33 +128,37 @@ struct pt_job {
 	struct hwt_process *rproc;
 	uint64_t rgen, repoch;
 	int seg;   /* a segment that ends at an inner PSB of its region */
-	int state; /* J_FREE, J_QUEUED, J_DONE */
+	int state; /* J_FREE, J_QUEUED, J_RUN, J_DONE (under pt_par.mu) */
 	int nomem;
 	int reached; /* the flow reached stop_ip (the seam) */
 	struct pt_cap out;
 };
-enum { J_FREE, J_QUEUED, J_DONE };
+enum { J_FREE, J_QUEUED, J_RUN, J_DONE };
 
 struct pt_par {
-	unsigned nw;
+	unsigned nw; /* worker threads: jobs - 1 (the main thread decodes too) */
 	pthread_t *thr;
 	size_t nthr; /* started */
 	struct pt **w;
+	struct pt *mw; /* the main thread's decoder state */
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work, cv_done;
 	struct pt_job *jobs;
 	size_t win;
-	size_t take, submitted, done; /* sequence numbers */
+	size_t submitted, done; /* sequence numbers (under mu) */
 	int quit;
+	int main_waits; /* the main thread waits on cv_done */
 };
 
-static void run_job(struct pt *w, struct pt_job *j)
+/* Decode job j with decoder state w: into the job's output (cap), or,
+ * live, straight to the consumer (w is the main thread's). */
+static void run_job(struct pt *w, struct pt_job *j, int live)
 {
 	j->out.n = 0;
 	j->out.nev = 0;
 	j->out.nbr = 0;
 	j->out.nomem = 0;
-	w->cap = &j->out;
+	w->cap = live ? NULL : &j->out;
 	w->q = j->q;
 	w->pq = j->q->fmt;
 	w->th = j->th;
@@ -161,6 +173,20 @@ static void run_job(struct pt *w, struct pt_job *j)
 	j->reached = w->reached_stop;
 }
 
+/* The newest queued job that is not the oldest one (which the main
+ * thread decodes itself, live, when it comes to it), or NULL; under mu.
+ * Newest first: the main thread works from the oldest job on, so the
+ * two meet late and every thread decodes until the window runs dry. */
+static struct pt_job *pick(struct pt_par *p)
+{
+	for (size_t s = p->submitted; s > p->done + 1; s--) {
+		struct pt_job *j = &p->jobs[(s - 1) % p->win];
+		if (j->state == J_QUEUED)
+			return j;
+	}
+	return NULL;
+}
+
 struct wstart {
 	struct pt_par *p;
 	struct pt *w;
@@ -173,17 +199,18 @@ static void *worker(void *arg)
 	free(arg);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		while (!p->quit && p->take == p->submitted)
+		struct pt_job *j = NULL;
+		while (!p->quit && !(j = pick(p)))
 			pthread_cond_wait(&p->cv_work, &p->mu);
 		if (p->quit)
 			break;
-		struct pt_job *j = &p->jobs[p->take % p->win];
-		p->take++;
+		j->state = J_RUN;
 		pthread_mutex_unlock(&p->mu);
-		run_job(w, j);
+		run_job(w, j, 0);
 		pthread_mutex_lock(&p->mu);
 		j->state = J_DONE;
-		pthread_cond_signal(&p->cv_done);
+		if (p->main_waits)
+			pthread_cond_signal(&p->cv_done);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -194,7 +221,7 @@ static struct pt *worker_state(const struct pt *e)
 	struct pt *w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	w->dec = e->dec; /* (not called by workers: output is captured) */
+	w->dec = e->dec; /* (the main thread's state calls the consumer) */
 	w->c = e->c;
 	w->cfg = e->cfg;
 	w->info = e->info;
@@ -205,6 +232,7 @@ static struct pt *worker_state(const struct pt *e)
 	w->time_zero = e->time_zero;
 	w->dflags = e->dflags;
 	w->jobs = 1;
+	w->par_state = 1;
 	memcpy(w->kinds, e->kinds, sizeof(w->kinds));
 	return w;
 }
@@ -225,6 +253,7 @@ static void par_destroy(struct pt_par *p)
 	if (p->w)
 		for (unsigned i = 0; i < p->nw; i++)
 			worker_free(p->w[i]);
+	worker_free(p->mw);
 	if (p->jobs)
 		for (size_t i = 0; i < p->win; i++) {
 			free(p->jobs[i].buf);
@@ -243,12 +272,13 @@ static struct pt_par *par_start(struct pt *e)
 	struct pt_par *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->nw = e->jobs;
-	p->win = WINDOW(p->nw);
+	p->nw = e->jobs - 1;
+	p->win = WINDOW(e->jobs);
 	p->thr = calloc(p->nw, sizeof(*p->thr));
 	p->w = calloc(p->nw, sizeof(*p->w));
 	p->jobs = calloc(p->win, sizeof(*p->jobs));
-	if (!p->thr || !p->w || !p->jobs) {
+	p->mw = worker_state(e);
+	if (!p->thr || !p->w || !p->jobs || !p->mw) {
 		par_destroy(p);
 		return NULL;
 	}
@@ -345,31 +375,57 @@ static void deliver(struct pt *e, struct pt_job *j)
 	pt_out_flush(e);
 	e->th = th0;
 	e->img = img0;
-	if (j->nomem)
-		e->nomem = 1;
-	if (j->seg && j->holding && !j->reached)
-		e->seams_bad++;
 }
 
-/* Deliver the oldest job (waiting for it). */
-static void deliver_next(struct pt *e)
+/* The oldest job to the consumer: delivered if a worker has decoded it,
+ * else decoded here, live, if nobody has taken it yet; while a worker
+ * decodes it, this thread decodes a newer job into its output (or waits
+ * when there is none). */
+static void next_job(struct pt *e)
 {
 	struct pt_par *p = e->par;
 	struct pt_job *j = &p->jobs[p->done % p->win];
 	pthread_mutex_lock(&p->mu);
-	while (j->state != J_DONE)
+	for (;;) {
+		if (j->state == J_DONE || j->state == J_QUEUED)
+			break;
+		struct pt_job *n = pick(p);
+		if (n) {
+			n->state = J_RUN;
+			pthread_mutex_unlock(&p->mu);
+			run_job(p->mw, n, 0);
+			pthread_mutex_lock(&p->mu);
+			n->state = J_DONE;
+			continue;
+		}
+		p->main_waits = 1;
 		pthread_cond_wait(&p->cv_done, &p->mu);
+		p->main_waits = 0;
+	}
+	int live = j->state == J_QUEUED;
+	j->state = J_RUN;
 	pthread_mutex_unlock(&p->mu);
-	deliver(e, j);
+	if (live) {
+		run_job(p->mw, j, 1);
+		p->mw->cap = NULL;
+	} else {
+		deliver(e, j);
+	}
+	if (j->nomem)
+		e->nomem = 1;
+	if (j->seg && j->holding && !j->reached)
+		e->seams_bad++;
+	pthread_mutex_lock(&p->mu);
 	j->state = J_FREE;
 	p->done++;
+	pthread_mutex_unlock(&p->mu);
 }
 
 void pt_par_drain(struct pt *e)
 {
 	struct pt_par *p = e->par;
 	while (p && p->done < p->submitted)
-		deliver_next(e);
+		next_job(e);
 }
 
 /* Queue [data, data + n) with the region resolved in e.  0 or -1. */
@@ -377,14 +433,15 @@ static int submit(struct pt *e, const uint8_t *data, size_t n, size_t ext, uint6
 		  int holding, uint64_t stop_ip, int seg)
 {
 	struct pt_par *p = e->par;
-	/* a free slot: deliver what is done (in order) meanwhile */
+	/* a free slot: deliver what is done (in order) meanwhile; with the
+	 * window full, decode or wait (next_job) */
 	while (p->done < p->submitted) {
 		pthread_mutex_lock(&p->mu);
 		int ready = p->jobs[p->done % p->win].state == J_DONE;
 		pthread_mutex_unlock(&p->mu);
 		if (!ready && p->submitted - p->done < p->win)
 			break;
-		deliver_next(e);
+		next_job(e);
 	}
 	struct pt_job *j = &p->jobs[p->submitted % p->win];
 	if (grow((void **)&j->buf, &j->bcap, n, 1, 65536))
