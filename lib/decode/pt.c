@@ -22,10 +22,11 @@
  * instruction decoder.  The regions' decoders share one decode cache per
  * process image.  Every decoder error is reported as a gap with its
  * offset in the AUX stream and decoding resumes at the next PSB.
- * Consumers of taken branches alone (no instructions, events or times)
- * get the block decoder's output in batches (region_batch:
- * hwt_pt_block_batch, with the path cache), the same branches with one
- * decoder call per many; branches go to a consumer's branches callback
+ * Consumers of taken branches (no instructions or events; with times or
+ * without) get the block decoder's output in batches (region_batch:
+ * hwt_pt_block_batch, with the path cache and, with times, its time
+ * entries), the same branches at the same times with one decoder call
+ * per many; branches go to a consumer's branches callback
  * in arrays (PT_BB_CAP).  Per-CPU queues: pt_cpu.c; regions decoded on
  * several threads: pt_par.c.
  */
