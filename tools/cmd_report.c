@@ -162,11 +162,15 @@ struct report {
 	uint64_t total;
 	int have_time;
 	int nomem;
-	struct sl_cache *sl; /* --srcline: group by source line */
+	struct sl_cache *sl;   /* --srcline: group by source line */
+	const char *last_name; /* func_of's last answer (runs of one function) */
+	size_t last_fi;
 };
 
 static struct func *func_of(struct report *r, const char *name)
 {
+	if (name == r->last_name)
+		return &r->f[r->last_fi];
 	int is_new;
 	uint32_t v = hmap_get(&r->fmap, (uint64_t)(uintptr_t)name, 0, (uint32_t)r->nf + 1, &is_new);
 	if (!v) {
@@ -187,6 +191,8 @@ static struct func *func_of(struct report *r, const char *name)
 		memset(&r->f[r->nf], 0, sizeof(r->f[0]));
 		r->f[r->nf++].name = name;
 	}
+	r->last_name = name;
+	r->last_fi = v - 1;
 	return &r->f[v - 1];
 }
 
@@ -353,6 +359,7 @@ static void print_report(struct report *r, struct hwt_outbuf *o, size_t top)
 		}
 		return;
 	}
+	r->last_name = NULL; /* (the order changes) */
 	qsort(r->f, r->nf, sizeof(*r->f), by_insns);
 	const char *what = r->sl ? "source line" : "function";
 	char line[512];

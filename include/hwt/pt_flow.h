@@ -326,6 +326,12 @@ uint64_t hwt_pt_block_ip(const struct hwt_pt_block_decoder *d);
  *    PSB by itself (a sync that fails is an error entry too).
  *  - HWT_PTE_END: the trace is used up (HWT_PTS_EOS, or no PSB left); the
  *    last entry: later calls return 0 entries.
+ *  - HWT_PTE_TIME (only with want_time and time_entries): the decoder's
+ *    time moved where no other entry says so (from, to: 0): after a block
+ *    whose branch was not taken or not reported, or before a STOP whose
+ *    block moved it.  With these, the time after every block is the
+ *    tsc of the last entry before the next block, so a caller can give
+ *    each branch the time the block decoder's loop would read for it.
  *  - HWT_PTE_STOP (only with have_stop): the flow executed the
  *    instruction at stop_ip (from = stop_ip); it comes after the entries
  *    made before that instruction and before the branch (or event) that
@@ -355,6 +361,7 @@ enum hwt_pt_entry_type {
 	HWT_PTE_ERROR,
 	HWT_PTE_END,
 	HWT_PTE_STOP,
+	HWT_PTE_TIME,
 };
 
 struct hwt_pt_entry {
@@ -376,10 +383,12 @@ struct hwt_pt_batch {
 	size_t cap;
 	struct hwt_pt_event *events; /* in: room for ev_cap events (>= 1) */
 	size_t ev_cap;
-	uint8_t want_time; /* fill has_time/tsc */
-	uint8_t have_stop; /* report visits of stop_ip (HWT_PTE_STOP;
-			    * then cap >= 3) */
-	uint8_t past_end;  /* go on past the end of the trace (see above) */
+	uint8_t want_time;    /* fill has_time/tsc */
+	uint8_t have_stop;    /* report visits of stop_ip (HWT_PTE_STOP;
+			       * then cap >= 3) */
+	uint8_t past_end;     /* go on past the end of the trace (see above) */
+	uint8_t time_entries; /* with want_time: HWT_PTE_TIME entries (then
+			       * cap >= 4 with have_stop) */
 	uint64_t stop_ip;
 	size_t n, nev; /* out: entries and events filled */
 	/* in, with have_stop: report visits of stop_ip only once the decoder

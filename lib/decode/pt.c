@@ -22,10 +22,11 @@
  * instruction decoder.  The regions' decoders share one decode cache per
  * process image.  Every decoder error is reported as a gap with its
  * offset in the AUX stream and decoding resumes at the next PSB.
- * Consumers of taken branches alone (no instructions, events or times)
- * get the block decoder's output in batches (region_batch:
- * hwt_pt_block_batch, with the path cache), the same branches with one
- * decoder call per many; branches go to a consumer's branches callback
+ * Consumers of taken branches (no instructions or events; with times or
+ * without) get the block decoder's output in batches (region_batch:
+ * hwt_pt_block_batch, with the path cache and, with times, its time
+ * entries), the same branches at the same times with one decoder call
+ * per many; branches go to a consumer's branches callback
  * in arrays (PT_BB_CAP).  Per-CPU queues: pt_cpu.c; regions decoded on
  * several threads: pt_par.c.
  */
@@ -706,26 +707,56 @@ static int batch_async_at(const struct hwt_pt_event *ev, uint64_t *at)
 	return 0;
 }
 
+/* An entry's time in ns (the conversion of the tsc before it reused). */
+struct bt_ns {
+	uint64_t tsc, ns;
+};
+
+static inline uint64_t ent_ns(const struct pt *e, struct bt_ns *c, uint64_t tsc)
+{
+	if (tsc != c->tsc) {
+		c->tsc = tsc;
+		c->ns = pt_tsc_to_ns(e, tsc);
+	}
+	return c->ns;
+}
+
 /* The region in batches (hwt_pt_block_batch), for consumers of taken
- * branches alone (no instructions, events or times): the output is what
- * the block loop of pt_decode_region gives.  That loop derives a branch
+ * branches alone (no instructions or events): the output is what the
+ * block loop of pt_decode_region gives.  That loop derives a branch
  * when the instruction at its target comes, so a batch's branch is held
  * (tentative) until an entry counts an instruction after it, or the
  * stop ip is visited (HWT_PTE_STOP), and is dropped by a gap or an event
  * that breaks the flow; the batch goes on past the end of the trace as
- * the block loop does. */
-static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t base)
+ * the block loop does.
+ * Times (want_time): the loop gives a branch the time before its
+ * target's block, or after it when that block is one instruction
+ * (on_block).  With time entries (HWT_PTE_TIME), the time before a block
+ * is the last entry's (ph/pns), and the time after a block of one
+ * instruction is that of the branch or time entry that counts just that
+ * instruction (any other entry that counts one finds the time unmoved:
+ * an event's or the end's own time is the one after them, and an error's
+ * block counts as before it).  Events bind the time of their group (the
+ * events taken between two blocks: the loop's have_time/t) to the
+ * branches and async rows they make. */
+static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t base, int want_time)
 {
 	struct hwt_pt_entry ent[PT_BATCH];
 	struct hwt_pt_event evs[PT_BATCH_EVENTS];
 	struct hwt_pt_batch b;
 	hwt_pt_batch_init(&b, ent, PT_BATCH, evs, PT_BATCH_EVENTS);
 	b.past_end = 1;
+	b.want_time = (uint8_t)want_time;
+	b.time_entries = (uint8_t)want_time;
 	b.stop_ip = e->stop_ip;
 	if (e->holding && e->ext < n)
 		b.stop_from = pt_stop_from(data, n - e->ext);
 	int tent = 0, tk = 0;
 	uint64_t tf = 0, tt = 0, at = 0;
+	/* times: of the last entry (ph, pns), of the event group (gh, gns) */
+	int ph = 0, gh = 0, in_group = 0;
+	uint64_t pns = 0, gns = 0;
+	struct bt_ns cv = {0, pt_tsc_to_ns(e, 0)};
 	e->have_prev = 1; /* handle_event clears it where the flow breaks */
 	for (;;) {
 		b.have_stop = (uint8_t)(e->holding && !e->pend_overflow);
@@ -751,21 +782,52 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				room = PT_BB_CAP - e->nbb;
 			}
 			size_t k = 0;
-			for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
-				const struct hwt_pt_entry *x = &ent[i];
-				if (tent && x->ninsn) {
-					o[k].from = tf;
-					o[k].to = tt;
-					o[k].kind = (uint8_t)tk;
-					o[k].have_time = 0;
-					o[k].time_ns = 0;
-					k++;
+			if (!want_time) {
+				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
+					const struct hwt_pt_entry *x = &ent[i];
+					if (tent && x->ninsn) {
+						o[k].from = tf;
+						o[k].to = tt;
+						o[k].kind = (uint8_t)tk;
+						o[k].have_time = 0;
+						o[k].time_ns = 0;
+						k++;
+					}
+					tent = 1;
+					tf = x->from;
+					tt = x->to;
+					tk = x->iclass < sizeof(e->kinds)
+						 ? e->kinds[x->iclass]
+						 : hwt_branch_kind_of(x->iclass);
 				}
-				tent = 1;
-				tf = x->from;
-				tt = x->to;
-				tk = x->iclass < sizeof(e->kinds) ? e->kinds[x->iclass]
-								  : hwt_branch_kind_of(x->iclass);
+			} else {
+				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
+					const struct hwt_pt_entry *x = &ent[i];
+					uint64_t xns = x->has_time ? ent_ns(e, &cv, x->tsc) : 0;
+					if (x->ninsn)
+						in_group = 0;
+					if (tent && x->ninsn) {
+						o[k].from = tf;
+						o[k].to = tt;
+						o[k].kind = (uint8_t)tk;
+						if (x->ninsn == 1) {
+							o[k].have_time = x->has_time;
+							o[k].time_ns = xns;
+						} else {
+							o[k].have_time = (uint8_t)ph;
+							o[k].time_ns = pns;
+						}
+						k++;
+					}
+					ph = x->has_time;
+					pns = xns;
+					tent = 1;
+					tf = x->from;
+					tt = x->to;
+					tk = x->iclass < sizeof(e->kinds)
+						 ? e->kinds[x->iclass]
+						 : hwt_branch_kind_of(x->iclass);
+				}
 			}
 			if (e->cap)
 				e->cap->nbr += k;
@@ -776,10 +838,11 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 			const struct hwt_pt_entry *x = &ent[i];
 			if (x->type == HWT_PTE_STOP) {
 				int at_stop = e->holding && !e->pend_overflow;
+				in_group = 0;
 				if (tent) {
 					if (at_stop)
 						flush_pending(e);
-					emit_branch(e, tf, tt, tk, 0, 0);
+					emit_branch(e, tf, tt, tk, ph, pns);
 					tent = 0;
 				}
 				if (at_stop) {
@@ -788,10 +851,25 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				}
 				continue;
 			}
+			int xh = want_time && x->has_time;
+			uint64_t xns = xh ? ent_ns(e, &cv, x->tsc) : 0;
 			if (tent && x->ninsn) {
-				emit_branch(e, tf, tt, tk, 0, 0);
+				if (x->ninsn == 1 &&
+				    (x->type == HWT_PTE_BRANCH || x->type == HWT_PTE_TIME))
+					emit_branch(e, tf, tt, tk, xh, xns);
+				else
+					emit_branch(e, tf, tt, tk, ph, pns);
 				tent = 0;
 			}
+			if (want_time) {
+				ph = xh;
+				pns = xns;
+			}
+			/* the events of one group: no block between them (a
+			 * branch without instructions is one held back for an
+			 * event of the group) */
+			if (x->ninsn || (x->type != HWT_PTE_EVENT && x->type != HWT_PTE_BRANCH))
+				in_group = 0;
 			switch (x->type) {
 			case HWT_PTE_BRANCH:
 				tent = 1;
@@ -802,14 +880,23 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				break;
 			case HWT_PTE_EVENT: {
 				const struct hwt_pt_event *ev = &evs[x->index];
+				if (!in_group) {
+					in_group = 1;
+					gh = 0;
+					gns = 0;
+				}
+				if (want_time && ev->has_tsc) {
+					gh = 1;
+					gns = pt_tsc_to_ns(e, ev->tsc);
+				}
 				if (tent && batch_async_at(ev, &at)) {
 					/* the branch into an asynchronous event: the
 					 * instruction at its target did not execute,
 					 * the block loop reports it here (branch_into) */
-					emit_branch(e, tf, at, tk, 0, 0);
+					emit_branch(e, tf, at, tk, gh, gns);
 					tent = 0;
 				}
-				handle_event(e, ev, 0, 0);
+				handle_event(e, ev, gh, gns);
 				if (!e->have_prev)
 					tent = 0; /* the flow broke */
 				e->have_prev = 1;
@@ -819,6 +906,8 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				tent = 0;
 				flush_pending(e);
 				pt_out_gap(e, base + x->to, x->from, x->err);
+				break;
+			case HWT_PTE_TIME:
 				break;
 			default: /* HWT_PTE_END */
 				tent = 0;
@@ -850,9 +939,8 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	e->pend_active = 0;
 	e->holding = holding;
 	e->stop_ip = stop_ip;
-	if (e->bd && !e->c->insn && !e->c->event && !want_time &&
-	    !(e->dflags & HWT_DECODER_NO_BATCH)) {
-		region_batch(e, data, n, base);
+	if (e->bd && !e->c->insn && !e->c->event && !(e->dflags & HWT_DECODER_NO_BATCH)) {
+		region_batch(e, data, n, base, want_time);
 		goto done;
 	}
 	uint64_t last_err_off = UINT64_MAX;

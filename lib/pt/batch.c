@@ -15,7 +15,20 @@
  * call per block; and where the next TNT bits come from a packet that a
  * quick bit may take (flow_quick_bit's conditions), one path-cache
  * lookup (path.c) delivers every branch those bits select.  The time is
- * the same along the fast path (no timing packet is read there).
+ * the same along the fast path (no timing packet is read there: a quick
+ * bit needs the next packet to be a TNT, flow_quick_bit), so it moves
+ * only where the query decoder answers (flow_proceed, a block of the
+ * block decoder, an event, a sync).
+ *
+ * Time entries (want_time and time_entries): a block that moved the time
+ * and made no entry of its own (a branch not taken or not reported, a
+ * block that ends before an event) is followed by a HWT_PTE_TIME entry,
+ * and a STOP by one before it, so that the last entry before a block
+ * always has the time at its start, and an entry right after a block of
+ * one instruction the time after it: what a caller needs to give each
+ * branch the time the block decoder's loop reads around its target's
+ * block.  Blocks that end in an error make none (the loop uses the time
+ * before them).
  *
  * State between calls lives in the decoder (struct
  * hwt_pt_block_decoder.bt): the instructions not yet reported, a branch
@@ -54,6 +67,13 @@ static void stamp(struct hwt_pt_block_decoder *d, const struct hwt_pt_batch *b,
 		e->has_time = 1;
 }
 
+/* The time of the last entry made (for time entries). */
+static inline void note(struct hwt_pt_block_decoder *d, const struct hwt_pt_entry *e)
+{
+	d->bt.lhas = e->has_time;
+	d->bt.ltsc = e->tsc;
+}
+
 static struct hwt_pt_entry *put(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int type)
 {
 	struct hwt_pt_entry *e = &b->entries[b->n++];
@@ -62,7 +82,22 @@ static struct hwt_pt_entry *put(struct hwt_pt_block_decoder *d, struct hwt_pt_ba
 	e->ninsn = d->bt.acc;
 	d->bt.acc = 0;
 	stamp(d, b, e);
+	note(d, e);
 	return e;
+}
+
+/* With time entries, after a block (or before a STOP in it): a
+ * HWT_PTE_TIME entry if the time is not the last entry's. */
+static void time_check(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
+{
+	if (!b->time_entries || !b->want_time)
+		return;
+	uint64_t tsc = 0;
+	int has = qry_time(d->f.q, &tsc, NULL, NULL) >= 0;
+	if (!has)
+		tsc = 0;
+	if (has != d->bt.lhas || tsc != d->bt.ltsc)
+		put(d, b, HWT_PTE_TIME);
 }
 
 static void put_branch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, uint64_t from,
@@ -184,6 +219,9 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	 * way, so it is looked at again (LIVE) where a visit may be, only
 	 * then: the position is a call when no packet is looked ahead at */
 	int ws = b->have_stop, hs = stop_live(d, b);
+	/* te: time entries (a TIME before a STOP needs a slot more) */
+	int te = b->time_entries && b->want_time;
+	size_t need = 1u + (size_t)(te && ws);
 #define LIVE() (hs || (ws && (hs = (q->la_valid ? q->la_off : qry_pos(q)) >= b->stop_from)))
 	uint64_t stop = b->stop_ip;
 
@@ -193,7 +231,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 	/* flow_fast_ok holds on: nothing here reads a packet but TNTs (no
 	 * event, error or end comes), except that the bits may run out at
 	 * the end of the trace */
-	while (n + 1 < cap && (q->tnt_n || !q->eos)) {
+	while (n + need < cap && (q->tnt_n || !q->eos)) {
 		int mode = f->mode ? f->mode : 64;
 		uint64_t ip = f->ip;
 		tmpl.mode = (uint8_t)mode;
@@ -229,6 +267,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 						retstack_push(&f->rs, br[i].from + br[i].rs);
 					}
 				}
+				if (p->nbr)
+					note(d, &tmpl);
 				acc += p->tail;
 				f->ip = p->end;
 				q->tnt_n -= p->used;
@@ -261,11 +301,23 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 				break;
 			}
 			acc += r->n;
-			if (stop - r->ip <= r->last && LIVE() &&
-			    stop_in(c->ips + r->pool, r->n, stop))
-				stop_at(&out[n++], stop);
-			*st = flow_status(f);
 			stamp(d, b, &tmpl);
+			/* (time entries: the time moved where no entry says so) */
+			int moved = te && (tmpl.has_time != d->bt.lhas || tmpl.tsc != d->bt.ltsc);
+			if (stop - r->ip <= r->last && LIVE() &&
+			    stop_in(c->ips + r->pool, r->n, stop)) {
+				if (moved) {
+					struct hwt_pt_entry *e = &out[n++];
+					*e = tmpl;
+					e->type = HWT_PTE_TIME;
+					e->ninsn = acc;
+					acc = 0;
+					note(d, e);
+					moved = 0;
+				}
+				stop_at(&out[n++], stop);
+			}
+			*st = flow_status(f);
 			if (r->iclass != HWT_INSN_OTHER && f->enabled && f->have_ip &&
 			    reported(r->iclass, f->ip, last + r->size)) {
 				struct hwt_pt_entry *e = &out[n++];
@@ -275,6 +327,14 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 				e->to = f->ip;
 				e->ninsn = acc;
 				acc = 0;
+				note(d, e);
+			} else if (moved) {
+				struct hwt_pt_entry *e = &out[n++];
+				*e = tmpl;
+				e->type = HWT_PTE_TIME;
+				e->ninsn = acc;
+				acc = 0;
+				note(d, e);
 			}
 			if (*st)
 				break; /* events, the end: back to the main loop */
@@ -293,6 +353,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			e->to = f->ip;
 			e->ninsn = acc;
 			acc = 0;
+			note(d, e);
 		}
 	}
 	b->n = n;
@@ -321,8 +382,9 @@ static void block_branch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b,
 
 int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 {
-	if (!d || !b || b->size < sizeof(*b) || !b->entries || b->cap < 2u + !!b->have_stop ||
-	    !b->events || !b->ev_cap)
+	int te = b && b->time_entries && b->want_time;
+	if (!d || !b || b->size < sizeof(*b) || !b->entries ||
+	    b->cap < 2u + !!b->have_stop + !!(te && b->have_stop) || !b->events || !b->ev_cap)
 		return HWT_ERR_INVALID;
 	b->n = b->nev = 0;
 	if (d->bt.ended)
@@ -338,7 +400,8 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 	else
 		st = flow_status(f);
 	cache_bind(f->cache, f->img);
-	size_t room = b->have_stop ? 3 : 2; /* (a stop, a branch, the end) */
+	/* (a time, a stop, a branch, the end) */
+	size_t room = b->have_stop ? 3u + !!te : 2;
 	while (b->cap - b->n >= room && !d->bt.ended) {
 		if (st < 0) {
 			st = on_error(d, b, st);
@@ -381,8 +444,12 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 			 * trace (reached) */
 			if (b->past_end) {
 				d->bt.acc += blk.ninsn;
-				if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+				if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip)) {
+					time_check(d, b);
 					put_stop(b);
+				}
+				if (blk.ninsn)
+					time_check(d, b);
 			}
 			put_end(d, b);
 			break;
@@ -395,11 +462,14 @@ int hwt_pt_block_batch(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b)
 			continue;
 		}
 		d->bt.acc += blk.ninsn;
-		if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip))
+		if (stop_live(d, b) && stop_in(blk.ips, blk.ninsn, b->stop_ip)) {
+			time_check(d, b);
 			put_stop(b);
+		}
 		if (blk.ninsn && hwt_insn_is_branch(blk.iclass))
 			block_branch(d, b, blk.end_ip, blk.end_ip + blk.sizes[blk.ninsn - 1],
 				     blk.iclass, blk.mode);
+		time_check(d, b); /* (after a branch entry: the same time) */
 	}
 	f->opt.end_on_call = eoc;
 	f->opt.end_on_jump = eoj;

@@ -312,6 +312,9 @@ struct hwt_pt_block_decoder {
 		uint8_t pend_class, pend_mode;
 		uint64_t err_off; /* the last error's offset, and how often */
 		int same_err;
+		/* with time_entries: the time of the last entry made */
+		int lhas;
+		uint64_t ltsc;
 	} bt;
 };
 

@@ -6,7 +6,10 @@
 # emu_record (small AUX chunks through the plugin's raw stream and
 # script_mkdata: regions joined across chunks), emu_signal (signals that
 # land right after taken / not-taken jcc and ijmp: async rows, which the
-# case requires) and corrupted traces (gaps), every output of hwt script
+# case requires), lone_jcc (jumps and calls to blocks of one instruction
+# that read the trace, with CYC timing: the branch into such a block has
+# the time after it, which batches get from their time entries) and
+# corrupted traces (gaps), every output of hwt script
 # (tsv, text with times, --calls; on the signal recording also --no-time
 # text and calls; on the small recording also --insn and hwt report:
 # default, --coverage, --folded) with -j 1 --no-batch (the block-by-block
@@ -25,7 +28,8 @@ TO="timeout 300"
 if ! hwt_cc "$T/mkdata" tests/e2e/script_mkdata.c 2>"$T/cc.err" ||
 	! hwt_cc "$T/mkcpu" tests/e2e/script_mkcpu.c 2>>"$T/cc.err" ||
 	! cc -O1 -pthread -o "$T/mt" tests/e2e/progs/mt_switch.c 2>>"$T/cc.err" ||
-	! cc -O1 -o "$T/sb" tests/e2e/progs/sig_branch.c 2>>"$T/cc.err"; then
+	! cc -O1 -o "$T/sb" tests/e2e/progs/sig_branch.c 2>>"$T/cc.err" ||
+	! cc -O1 -o "$T/lj" tests/e2e/progs/lone_jcc.c 2>>"$T/cc.err"; then
 	fail decode_jobs_build "$(head -c 300 "$T/cc.err")"
 	exit 0
 fi
@@ -63,6 +67,7 @@ try gzip_timing rec gzip_timing "tsc=1,mtc=1,cyc=1" $GZ
 try gzip_chunk4k raw gzip_chunk4k 4096 "" $GZ
 try mt rec mt "tsc,mtc" "$T/mt"
 try sig rec sig "" "$T/sb" 1
+try lone rec lone "tsc=1,mtc=1,cyc=1" "$T/lj" 3000
 # (PSBs every 2 KiB: many segments in a small trace, for the instruction
 # outputs, which are long)
 try small_psb rec small_psb "psb_period=0,tsc=1,mtc=1" /usr/bin/gzip -c -1 "$T/small.txt"
@@ -98,6 +103,7 @@ for n in "${names[@]}"; do
 	case $n in
 	small_psb) modes="$modes insn report coverage folded" ;;
 	sig) modes="$modes notime calls_nt" ;;
+	lone) modes="text calls" ;;
 	esac
 	for m in $modes; do
 		case $m in

@@ -87,7 +87,7 @@ static int reported(int iclass, uint64_t to, uint64_t next)
 /* Visits of a stop ip (HWT_PTE_STOP) and decoding past the end: both
  * oracle and batch, while set (check_all's last variant). */
 static uint64_t g_stop;
-static int g_have_stop, g_past_end;
+static int g_have_stop, g_past_end, g_time_entries;
 
 static void ref_stop(struct vec *v, const uint64_t *ips, uint32_t n)
 {
@@ -284,8 +284,9 @@ static int run_batch(const struct hwt_pt_config *cfg, const struct hwt_image *im
 	b.have_stop = (uint8_t)g_have_stop;
 	b.stop_ip = g_stop;
 	b.past_end = (uint8_t)g_past_end;
-	if (g_have_stop && cap < 3)
-		cap = b.cap = 3;
+	b.time_entries = (uint8_t)g_time_entries;
+	if (g_have_stop && cap < 3u + !!g_time_entries)
+		cap = b.cap = 3u + !!g_time_entries;
 	int rc = 0, st, calls = 0;
 	while ((st = hwt_pt_block_batch(d, &b)) >= 0) {
 		for (size_t i = 0; i < b.n; i++) {
@@ -353,6 +354,56 @@ static int compare(const struct vec *a, const struct vec *b, char *why, size_t w
 	return 0;
 }
 
+/* Time entries (time_entries): each says the time moved (it differs
+ * from the entry before it); without them (their instruction counts
+ * added to the next entry that is not a STOP) the stream is ref.  0 or
+ * -1 with why. */
+static int check_time_entries(const struct vec *got, const struct vec *ref, char *why, size_t wn)
+{
+	size_t j = 0, nt = 0;
+	uint32_t carry = 0;
+	int lh = 0;
+	uint64_t lt = 0;
+	for (size_t i = 0; i < got->n; i++) {
+		struct hwt_pt_entry x = got->e[i];
+		if (x.type == HWT_PTE_TIME) {
+			if (x.has_time == lh && x.tsc == lt) {
+				snprintf(why, wn, "time entry %zu: the time did not move", i);
+				return -1;
+			}
+			carry += x.ninsn;
+			lh = x.has_time;
+			lt = x.tsc;
+			nt++;
+			continue;
+		}
+		if (x.type != HWT_PTE_STOP) {
+			x.ninsn += carry;
+			carry = 0;
+			lh = x.has_time;
+			lt = x.tsc;
+		}
+		if (j >= ref->n) {
+			snprintf(why, wn, "more entries than without time entries");
+			return -1;
+		}
+		const struct hwt_pt_entry *y = &ref->e[j++];
+		if (x.type != y->type || x.ninsn != y->ninsn || x.from != y->from ||
+		    x.to != y->to || x.tsc != y->tsc || x.has_time != y->has_time) {
+			snprintf(why, wn,
+				 "entry %zu (%zu without time entries, %zu of them): type %u n %u, "
+				 "without: type %u n %u",
+				 i, j - 1, nt, x.type, x.ninsn, y->type, y->ninsn);
+			return -1;
+		}
+	}
+	if (j != ref->n) {
+		snprintf(why, wn, "%zu entries without time entries, %zu with", ref->n, j);
+		return -1;
+	}
+	return 0;
+}
+
 /* The batch in every variant against the block decoder; 0 or -1 (after
  * t_fail).  *ref gets the reference stream. */
 static int check_all(const char *what, const struct hwt_pt_config *cfg, const struct hwt_image *img,
@@ -386,6 +437,18 @@ static int check_all(const char *what, const struct hwt_pt_config *cfg, const st
 					return -1;
 				}
 			}
+	/* time entries, in small and large batches */
+	for (int k = 0; k < 2; k++) {
+		vec_reset(got);
+		g_time_entries = 1;
+		int rc = run_batch(cfg, img, NULL, 0, 1, k ? 2 : 4096, k ? 1 : 64, got);
+		g_time_entries = 0;
+		if (rc || check_time_entries(got, ref, why, sizeof(why))) {
+			t_fail(__FILE__, __LINE__, "%s: time entries, %d entries a batch: %s", what,
+			       k ? 2 : 4096, rc ? "batch failed" : why);
+			return -1;
+		}
+	}
 	/* without time: the same stream without it */
 	vec_reset(got);
 	if (run_batch(cfg, img, NULL, 0, 0, 512, 8, got) || got->n != ref->n) {
@@ -433,6 +496,21 @@ static int check_all(const char *what, const struct hwt_pt_config *cfg, const st
 					       "entries a batch: %s",
 					       what, (unsigned long long)g_stop,
 					       paths ? "on" : "off", c ? 3 : 4096, why);
+					rc = -1;
+					break;
+				}
+				vec_reset(got);
+				g_time_entries = 1;
+				int r2 = run_batch(cfg, img, NULL, !paths, 1, c ? 4 : 4096,
+						   c ? 1 : 64, got);
+				g_time_entries = 0;
+				if (r2 || check_time_entries(got, &sref, why, sizeof(why))) {
+					t_fail(__FILE__, __LINE__,
+					       "%s, stop ip %llx, past the end, time entries, path "
+					       "cache %s, %d entries a batch: %s",
+					       what, (unsigned long long)g_stop,
+					       paths ? "on" : "off", c ? 4 : 4096,
+					       r2 ? "batch failed" : why);
 					rc = -1;
 				}
 			}
