@@ -157,15 +157,40 @@ static inline int la_tnt(struct hwt_pt_query *q)
 static inline const struct path *path_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
 					 const struct hwt_pt_query *q)
 {
-	int n = q->tnt_n;
-	uint64_t bits = q->tnt_bits & (n >= 64 ? ~0ull : (1ull << n) - 1);
+	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
 	if (c->paths) {
-		const struct path *p = &c->paths[path_slot(ip, mode, bits, n)];
-		if (p->epoch == c->path_epoch && p->ip == ip && p->bits == bits && p->n == n &&
-		    p->mode == mode)
+		const struct path *p = &c->paths[path_slot(ip, mode, key)];
+		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
 			return p;
 	}
-	return path_get(c, ip, mode, bits, n);
+	return path_get(c, ip, mode, key);
+}
+
+/* Does the flow pass stop within path p from ip (its straight lines)? */
+static int path_stops(const struct hwt_pt_cache *c, const struct path *p, uint64_t ip,
+		      uint64_t stop)
+{
+	const struct hwt_pt_entry *br = c->pent + p->br;
+	uint64_t seg = ip;
+	for (unsigned i = 0; i < p->nbr; seg = br[i].to, i++)
+		if (stop - seg <= br[i].from - seg)
+			return 1;
+	return stop - seg < p->end - seg;
+}
+
+/* The return stack operations of path p, in order. */
+static void path_rs(struct retstack *rs, const struct hwt_pt_cache *c, const struct path *p)
+{
+	const struct hwt_pt_entry *br = c->pent + p->br;
+	const uint8_t *op = c->prs + p->br;
+	for (unsigned i = 0; i < p->nbr; i++) {
+		if (op[i] == PATH_POP) {
+			uint64_t to;
+			retstack_pop(rs, &to); /* (to == br[i].to) */
+		} else if (op[i]) {
+			retstack_push(rs, br[i].from + op[i]);
+		}
+	}
 }
 
 /* The fast path (see above) while flow_fast_ok holds and there is room.
@@ -203,39 +228,40 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		/* (a path starts with a run that ends in a conditional branch) */
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
 			const struct path *p = path_at(c, ip, mode, q);
-			const struct path_br *br = p ? c->pbr + p->br : NULL;
-			if (p && LIVE()) {
-				/* stop within the path's straight lines: run by run */
-				uint64_t seg = ip;
-				for (unsigned i = 0; p && i < p->nbr; seg = br[i].to, i++)
-					if (stop - seg <= br[i].from - seg)
-						p = NULL;
-				if (p && stop - seg < p->end - seg)
-					p = NULL;
-			}
+			if (p && LIVE() && path_stops(c, p, ip, stop))
+				p = NULL;
 			if (p && n + p->nbr <= cap) {
-				for (unsigned i = 0; i < p->nbr; i++) {
-					struct hwt_pt_entry *e = &out[n++];
-					*e = tmpl;
-					e->iclass = br[i].iclass;
-					e->from = br[i].from;
-					e->to = br[i].to;
-					e->ninsn = br[i].ninsn + acc;
-					acc = 0;
-					if (br[i].rs == PATH_POP) {
-						uint64_t to;
-						retstack_pop(&f->rs, &to); /* (to == br[i].to) */
-					} else if (br[i].rs) {
-						retstack_push(&f->rs, br[i].from + br[i].rs);
+				/* this path, and the next ones while each ends
+				 * where another may start */
+				for (;;) {
+					struct hwt_pt_entry *e = out + n;
+					memcpy(e, c->pent + p->br, p->nbr * sizeof(*e));
+					if (p->nbr) {
+						e->ninsn += acc;
+						acc = 0;
+						if (b->want_time)
+							for (unsigned i = 0; i < p->nbr; i++) {
+								e[i].has_time = tmpl.has_time;
+								e[i].tsc = tmpl.tsc;
+							}
 					}
+					if (p->flags & PATH_RS)
+						path_rs(&f->rs, c, p);
+					n += p->nbr;
+					acc += p->tail;
+					f->ip = p->end;
+					q->tnt_n -= p->used;
+					if (!q->tnt_n)
+						qry_take_tnt(q); /* as flow_quick_bit does */
+					steps++;
+					if (!(p->flags & PATH_END_JCC) || ws || n + 1 >= cap ||
+					    !q->tnt_n || q->tnt_tick || !la_tnt(q))
+						break;
+					p = path_at(c, f->ip, mode, q);
+					if (!p || n + p->nbr > cap)
+						break;
 				}
-				acc += p->tail;
-				f->ip = p->end;
-				q->tnt_n -= p->used;
-				if (!q->tnt_n)
-					qry_take_tnt(q); /* as flow_quick_bit does */
 				f->err_deferred = 0;
-				steps++;
 				continue;
 			}
 			/* (building a path may have replaced the run: look again) */
