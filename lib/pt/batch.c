@@ -273,6 +273,32 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		f->err_deferred = 0;
 		steps++;
 		if (!flow_quick_proceed(f, r, last)) {
+			if (r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick) {
+				/* the first bit of a TNT that timing packets follow:
+				 * the query decoder reads them (as run_step below,
+				 * without its detours) */
+				flow_proceed_jcc(f, r);
+				acc += r->n;
+				if (stop - r->ip <= r->last && LIVE() &&
+				    stop_in(c->ips + r->pool, r->n, stop))
+					stop_at(&out[n++], stop);
+				/* (flow_status is 0 where flow_fast_ok holds) */
+				int ok = flow_fast_ok(f);
+				*st = ok ? 0 : flow_status(f);
+				stamp(d, b, &tmpl);
+				if (f->ip != last + r->size) {
+					struct hwt_pt_entry *e = &out[n++];
+					*e = tmpl;
+					e->iclass = HWT_INSN_JCC;
+					e->from = last;
+					e->to = f->ip;
+					e->ninsn = acc;
+					acc = 0;
+				}
+				if (!ok)
+					break;
+				continue;
+			}
 			/* the query decoder answers (as the block decoder's
 			 * run_step does): packets are read, time may move */
 			struct hwt_x86_insn xi;

@@ -345,6 +345,22 @@ int flow_proceed(struct flow *f, const struct hwt_x86_insn *xi)
 	return err;
 }
 
+int flow_proceed_jcc(struct flow *f, const struct run *r)
+{
+	/* hwt_pt_query_cond_branch with a bit cached and no tick due, then
+	 * what flow_proceed does around it */
+	struct hwt_pt_query *q = f->q;
+	q->in_proceed = 1;
+	q->tnt_n--;
+	int taken = (int)((q->tnt_bits >> q->tnt_n) & 1);
+	qry_read_ahead(q);
+	q->in_proceed = 0;
+	f->ip = taken ? r->target : r->ip + r->last + r->size;
+	if (q->nready)
+		count_trig(f);
+	return 0;
+}
+
 static int proceed(struct flow *f, const struct hwt_x86_insn *xi)
 {
 	uint64_t next = xi->ip + xi->size, ip;

@@ -209,6 +209,10 @@ int flow_event_binds(const struct flow *f, const struct hwt_pt_event *ev,
 		     const struct hwt_x86_insn *xi);
 /* Execute xi: compute the next ip (queries TNT/TIP).  0 or an error. */
 int flow_proceed(struct flow *f, const struct hwt_x86_insn *xi);
+/* flow_proceed for the conditional branch that ends run r, where its bit
+ * is cached (q->tnt_n) and no tick is due (!q->tnt_tick), without
+ * decoding it again.  0. */
+int flow_proceed_jcc(struct flow *f, const struct run *r);
 /* Status flags for the current position. */
 int flow_status(struct flow *f);
 int flow_event(struct flow *f, struct hwt_pt_event *ev);
