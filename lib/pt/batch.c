@@ -178,6 +178,32 @@ static int path_stops(const struct hwt_pt_cache *c, const struct path *p, uint64
 	return stop - seg < p->end - seg;
 }
 
+/* Copy n entries; the common small counts with fixed sizes (inline
+ * moves, no call). */
+static inline void copy_entries(struct hwt_pt_entry *to, const struct hwt_pt_entry *from,
+				unsigned n)
+{
+	switch (n) {
+	case 0:
+		break;
+	case 1:
+		memcpy(to, from, sizeof(*to));
+		break;
+	case 2:
+		memcpy(to, from, 2 * sizeof(*to));
+		break;
+	case 3:
+		memcpy(to, from, 3 * sizeof(*to));
+		break;
+	case 4:
+		memcpy(to, from, 4 * sizeof(*to));
+		break;
+	default:
+		memcpy(to, from, n * sizeof(*to));
+		break;
+	}
+}
+
 /* The return stack operations of path p, in order. */
 static void path_rs(struct retstack *rs, const struct hwt_pt_cache *c, const struct path *p)
 {
@@ -235,7 +261,7 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 				 * where another may start */
 				for (;;) {
 					struct hwt_pt_entry *e = out + n;
-					memcpy(e, c->pent + p->br, p->nbr * sizeof(*e));
+					copy_entries(e, c->pent + p->br, p->nbr);
 					if (p->nbr) {
 						e->ninsn += acc;
 						acc = 0;
