@@ -153,6 +153,89 @@ static inline int la_tnt(struct hwt_pt_query *q)
 	return 1;
 }
 
+/* A path may take the bits of the TNT-8 packets that follow the cached
+ * ones, up to SPAN_MAX of them, where each is followed by a TNT again
+ * (what flow_quick_bit asks before taking a bit): the packets the key
+ * (span_key) holds after the cached bits, the lookahead first. */
+#define SPAN_MAX 6
+struct span {
+	int np;			    /* packets in the key */
+	uint8_t bits[SPAN_MAX + 1]; /* their bit counts, and the next one's */
+	uint64_t pay[SPAN_MAX + 1]; /* their payloads */
+};
+
+/* The key of the cached bits and the TNT-8 packets after them (s). */
+static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
+{
+	const struct hwt_pt_pkt_decoder *dec = q->pd;
+	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
+	s->np = 0;
+	if (q->la.type != HWT_PKT_TNT8 || q->tick_pending || dec->ctx != HWT_PKT_CTX_NONE ||
+	    !dec->synced)
+		return key;
+	s->bits[0] = q->la.u.tnt.bits;
+	s->pay[0] = q->la.u.tnt.payload;
+	int nb = q->tnt_n;
+	for (int j = 0; j < SPAN_MAX && dec->pos + (unsigned)j < dec->n1; j++) {
+		/* (the packet decoder's TNT-8 test, pkt_next_tnt8) */
+		uint8_t c = dec->b1[dec->pos + (unsigned)j];
+		if ((c & 1) || c <= 2 || nb + s->bits[j] > 63)
+			break;
+		unsigned v = c >> 1u, m = 31u - (unsigned)__builtin_clz(v);
+		key = (key << s->bits[j]) | s->pay[j];
+		nb += s->bits[j];
+		s->np = j + 1;
+		s->bits[j + 1] = (uint8_t)m;
+		s->pay[j + 1] = v & ((1u << m) - 1u);
+	}
+	return key;
+}
+
+/* After a path took u bits of span_key's key (s->np > 0): the TNT state
+ * as taking them one by one with flow_quick_bit leaves it (the packet
+ * that holds the next bit cached, the one after it looked ahead at if a
+ * bit of the former was taken). */
+static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsigned u)
+{
+	if (u < (unsigned)q->tnt_n) {
+		q->tnt_n -= (int)u;
+		return;
+	}
+	u -= (unsigned)q->tnt_n;
+	int j = 0;
+	while (j < s->np && u >= s->bits[j])
+		u -= s->bits[j++];
+	struct hwt_pt_pkt_decoder *dec = q->pd;
+	uint64_t at = j ? dec->pos + (unsigned)j - 1 : q->la_off; /* packet j */
+	q->tnt_bits = s->pay[j];
+	q->tnt_n = s->bits[j] - (int)u;
+	q->tnt_tick = 0; /* (no tick pending: span_key) */
+	if (!u) {
+		q->la_valid = 0;
+		dec->pos = at + 1;
+	} else {
+		q->la.type = HWT_PKT_TNT8;
+		q->la.size = 1;
+		q->la.u.tnt.bits = s->bits[j + 1];
+		q->la.u.tnt.payload = s->pay[j + 1];
+		q->la_off = at + 1;
+		q->la_valid = 1;
+		dec->pos = at + 2;
+	}
+}
+
+/* The path for key at ip, looked up in place. */
+static inline const struct path *path_key_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
+					     uint64_t key)
+{
+	if (c->paths) {
+		const struct path *p = &c->paths[path_slot(ip, mode, key)];
+		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
+			return p;
+	}
+	return path_get(c, ip, mode, key);
+}
+
 /* The path for the cached TNT bits at ip, looked up in place. */
 static inline const struct path *path_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
 					 const struct hwt_pt_query *q)
@@ -256,9 +339,12 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			const struct path *p = path_at(c, ip, mode, q);
 			if (p && LIVE() && path_stops(c, p, ip, stop))
 				p = NULL;
+			struct span sp;
+			sp.np = 0;
 			if (p && n + p->nbr <= cap) {
 				/* this path, and the next ones while each ends
-				 * where another may start */
+				 * where another may start (with the bits of the
+				 * TNT packets after the cached ones) */
 				for (;;) {
 					struct hwt_pt_entry *e = out + n;
 					copy_entries(e, c->pent + p->br, p->nbr);
@@ -276,14 +362,19 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 					n += p->nbr;
 					acc += p->tail;
 					f->ip = p->end;
-					q->tnt_n -= p->used;
-					if (!q->tnt_n)
-						qry_take_tnt(q); /* as flow_quick_bit does */
+					if (sp.np) {
+						span_take(q, &sp, p->used);
+					} else {
+						q->tnt_n -= p->used;
+						if (!q->tnt_n)
+							qry_take_tnt(
+							    q); /* as flow_quick_bit does */
+					}
 					steps++;
 					if (!(p->flags & PATH_END_JCC) || ws || n + 1 >= cap ||
 					    !q->tnt_n || q->tnt_tick || !la_tnt(q))
 						break;
-					p = path_at(c, f->ip, mode, q);
+					p = path_key_at(c, f->ip, mode, span_key(q, &sp));
 					if (!p || n + p->nbr > cap)
 						break;
 				}

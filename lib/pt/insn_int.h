@@ -338,7 +338,8 @@ struct hwt_pt_block_decoder {
  * conditional branch, or no code). */
 static inline size_t path_slot(uint64_t ip, int mode, uint64_t key)
 {
-	uint64_t h = (ip ^ (key << 20) ^ ((uint64_t)mode << 2)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h =
+	    (ip ^ (key << 20) ^ (key >> 24) ^ ((uint64_t)mode << 2)) * 0x9e3779b97f4a7c15ull;
 	return (size_t)(h >> 40) & (PATH_SLOTS - 1);
 }
 const struct path *path_get(struct hwt_pt_cache *c, uint64_t ip, int mode, uint64_t key);
