@@ -155,14 +155,23 @@ static inline int la_tnt(struct hwt_pt_query *q)
 
 /* A path may take the bits of the TNT-8 packets that follow the cached
  * ones, up to SPAN_MAX of them, where each is followed by a TNT again
- * (what flow_quick_bit asks before taking a bit): the packets the key
- * (span_key) holds after the cached bits, the lookahead first. */
+ * (what flow_quick_bit asks before taking a bit): the lookahead first,
+ * then the bytes at the packet decoder's position (np of them in all). */
 #define SPAN_MAX 6
 struct span {
-	int np;			    /* packets in the key */
-	uint8_t bits[SPAN_MAX + 1]; /* their bit counts, and the next one's */
-	uint64_t pay[SPAN_MAX + 1]; /* their payloads */
+	int np; /* packets in the key after the cached bits */
 };
+
+/* The TNT-8 byte c (the packet decoder's test, pkt_next_tnt8): its bit
+ * count (0: no TNT-8) and payload. */
+static inline unsigned tnt8_bits(unsigned c, uint64_t *pay)
+{
+	if ((c & 1) || c <= 2)
+		return 0;
+	unsigned v = c >> 1u, m = 31u - (unsigned)__builtin_clz(v);
+	*pay = v ^ (1u << m);
+	return m;
+}
 
 /* The key of the cached bits and the TNT-8 packets after them (s). */
 static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
@@ -171,23 +180,22 @@ static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
 	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
 	s->np = 0;
 	if (q->la.type != HWT_PKT_TNT8 || q->tick_pending || dec->ctx != HWT_PKT_CTX_NONE ||
-	    !dec->synced)
+	    !dec->synced || dec->pos >= dec->n1)
 		return key;
-	s->bits[0] = q->la.u.tnt.bits;
-	s->pay[0] = q->la.u.tnt.payload;
-	int nb = q->tnt_n;
-	for (int j = 0; j < SPAN_MAX && dec->pos + (unsigned)j < dec->n1; j++) {
-		/* (the packet decoder's TNT-8 test, pkt_next_tnt8) */
-		uint8_t c = dec->b1[dec->pos + (unsigned)j];
-		if ((c & 1) || c <= 2 || nb + s->bits[j] > 63)
+	const uint8_t *at = dec->b1 + dec->pos;
+	uint64_t lim = dec->n1 - dec->pos, pay = q->la.u.tnt.payload, npay = 0;
+	unsigned m = q->la.u.tnt.bits, nb = (unsigned)q->tnt_n;
+	int j = 0;
+	for (int end = lim < SPAN_MAX ? (int)lim : SPAN_MAX; j < end; j++) {
+		unsigned nm = tnt8_bits(at[j], &npay);
+		if (!nm || nb + m > 63)
 			break;
-		unsigned v = c >> 1u, m = 31u - (unsigned)__builtin_clz(v);
-		key = (key << s->bits[j]) | s->pay[j];
-		nb += s->bits[j];
-		s->np = j + 1;
-		s->bits[j + 1] = (uint8_t)m;
-		s->pay[j + 1] = v & ((1u << m) - 1u);
+		key = (key << m) | pay;
+		nb += m;
+		m = nm;
+		pay = npay;
 	}
+	s->np = j;
 	return key;
 }
 
@@ -202,25 +210,30 @@ static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsig
 		return;
 	}
 	u -= (unsigned)q->tnt_n;
-	int j = 0;
-	while (j < s->np && u >= s->bits[j])
-		u -= s->bits[j++];
 	struct hwt_pt_pkt_decoder *dec = q->pd;
-	uint64_t at = j ? dec->pos + (unsigned)j - 1 : q->la_off; /* packet j */
-	q->tnt_bits = s->pay[j];
-	q->tnt_n = s->bits[j] - (int)u;
+	const uint8_t *at = dec->b1 + dec->pos;
+	uint64_t pay = q->la.u.tnt.payload;
+	unsigned m = q->la.u.tnt.bits;
+	int j = 0;
+	while (j < s->np && u >= m) {
+		u -= m;
+		m = tnt8_bits(at[j++], &pay);
+	}
+	uint64_t off = j ? dec->pos + (unsigned)j - 1 : q->la_off; /* packet j */
+	q->tnt_bits = pay;
+	q->tnt_n = (int)(m - u);
 	q->tnt_tick = 0; /* (no tick pending: span_key) */
 	if (!u) {
 		q->la_valid = 0;
-		dec->pos = at + 1;
+		dec->pos = off + 1;
 	} else {
 		q->la.type = HWT_PKT_TNT8;
 		q->la.size = 1;
-		q->la.u.tnt.bits = s->bits[j + 1];
-		q->la.u.tnt.payload = s->pay[j + 1];
-		q->la_off = at + 1;
+		q->la.u.tnt.bits = (uint8_t)tnt8_bits(at[j], &pay);
+		q->la.u.tnt.payload = pay;
+		q->la_off = off + 1;
 		q->la_valid = 1;
-		dec->pos = at + 2;
+		dec->pos = off + 2;
 	}
 }
 
