@@ -14,8 +14,16 @@
  * cached runs itself, as the block decoder's fast path does, without a
  * call per block; and where the next TNT bits come from a packet that a
  * quick bit may take (flow_quick_bit's conditions), one path-cache
- * lookup (path.c) delivers every branch those bits select.  The time is
- * the same along the fast path (no timing packet is read there).
+ * lookup (path.c) delivers every branch those bits select, copied as
+ * finished entries.  Where a path ends at another conditional branch,
+ * the next lookup follows at once, with the bits of the TNT-8 packets
+ * that come next in the buffer added to the key (span_key: up to
+ * SPAN_MAX more, each followed by a TNT again), and the TNT state is
+ * left as taking the bits one by one would (span_take).  The time is
+ * the same along a path (no timing packet is read there); the first bit
+ * of a TNT that timing packets follow goes to flow_proceed_jcc, which
+ * reads them as the query decoder would, and entries made after it
+ * carry the new time.
  *
  * State between calls lives in the decoder (struct
  * hwt_pt_block_decoder.bt): the instructions not yet reported, a branch

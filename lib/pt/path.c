@@ -4,10 +4,13 @@
  * branches and direct jumps, the code and the TNT bits alone decide the
  * way: from a given ip, in a given mode, the same bits always take the
  * same branches.  A path caches that walk for one key (ip, mode, the TNT
- * bits of the current packet not yet used): the taken branches (from,
- * to, class, instructions since the previous one) and the ip where the
- * walk leaves off, so the batch decoder (batch.c) delivers all the
- * branches of a TNT packet with one lookup.
+ * bits not yet used: of the current packet, and of the TNT-8 packets
+ * that follow it when the batch adds them): the taken branches as the
+ * batch's entries (from, to, class, mode, instructions since the
+ * previous one), the ip where the walk leaves off and whether a
+ * conditional branch ends the run there (so another path may follow at
+ * once), so the batch decoder (batch.c) delivers all the branches of
+ * several TNT packets with one lookup.
  *
  * A path starts with a run that ends in a conditional branch, follows
  * runs that end in a conditional branch, a direct jump or call, no branch
