@@ -357,11 +357,14 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			break;
 		/* (a path starts with a run that ends in a conditional branch) */
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
-			const struct path *p = path_at(c, ip, mode, q);
-			if (p && LIVE() && path_stops(c, p, ip, stop))
-				p = NULL;
 			struct span sp;
 			sp.np = 0;
+			/* (with stop visits to look for: the bits of this
+			 * packet alone, checked below) */
+			const struct path *p = ws ? path_at(c, ip, mode, q)
+						  : path_key_at(c, ip, mode, span_key(q, &sp));
+			if (p && LIVE() && path_stops(c, p, ip, stop))
+				p = NULL;
 			if (p && n + p->nbr <= cap) {
 				/* this path, and the next ones while each ends
 				 * where another may start (with the bits of the
