@@ -165,7 +165,7 @@ static inline int la_tnt(struct hwt_pt_query *q)
  * ones, up to SPAN_MAX of them, where each is followed by a TNT again
  * (what flow_quick_bit asks before taking a bit): the lookahead first,
  * then the bytes at the packet decoder's position (np of them in all). */
-#define SPAN_MAX 6
+#define SPAN_MAX 4
 struct span {
 	int np; /* packets in the key after the cached bits */
 };

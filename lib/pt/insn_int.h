@@ -96,7 +96,7 @@ struct path_br {
 };
 #define PATH_POP 0xff
 #define PATH_MAXDEPTH 32 /* calls of a path not returned from (< RETSTACK_SIZE) */
-#define PATH_SLOTS 16384
+#define PATH_SLOTS 65536
 #define PATH_POOL (1u << 18)
 #define PATH_MAXBR 64	  /* branches in one path */
 #define PATH_MAXSTEPS 192 /* runs in one path */

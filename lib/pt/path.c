@@ -33,7 +33,7 @@
  * with the first path: PATH_SLOTS paths (direct-mapped, a new path
  * replaces the one in its slot) and PATH_POOL branches, kept as the
  * batch's entries (a full pool drops every path and starts over), about
- * 11 MB.
+ * 13 MB.
  */
 #include <stdlib.h>
 #include <string.h>
