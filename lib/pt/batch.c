@@ -14,11 +14,18 @@
  * cached runs itself, as the block decoder's fast path does, without a
  * call per block; and where the next TNT bits come from a packet that a
  * quick bit may take (flow_quick_bit's conditions), one path-cache
- * lookup (path.c) delivers every branch those bits select.  The time is
- * the same along the fast path (no timing packet is read there: a quick
- * bit needs the next packet to be a TNT, flow_quick_bit), so it moves
- * only where the query decoder answers (flow_proceed, a block of the
- * block decoder, an event, a sync).
+ * lookup (path.c) delivers every branch those bits select, copied as
+ * finished entries.  Where a path ends at another conditional branch,
+ * the next lookup follows at once, with the bits of the TNT-8 packets
+ * that come next in the buffer added to the key (span_key: up to
+ * SPAN_MAX more, each followed by a TNT again), and the TNT state is
+ * left as taking the bits one by one would (span_take).  The time is
+ * the same along a path (no timing packet is read there: a path needs
+ * the next packet to be a TNT), so it moves only where the query
+ * decoder answers: flow_proceed_jcc for the first bit of a TNT that
+ * timing packets follow (it reads them as the query decoder would),
+ * flow_proceed, a block of the block decoder, an event, a sync; entries
+ * made after that carry the new time.
  *
  * Time entries (want_time and time_entries): a block that moved the time
  * and made no entry of its own (a branch not taken or not reported, a
@@ -72,6 +79,16 @@ static inline void note(struct hwt_pt_block_decoder *d, const struct hwt_pt_entr
 {
 	d->bt.lhas = e->has_time;
 	d->bt.ltsc = e->tsc;
+}
+
+/* A TIME entry at e: tmpl's time, ninsn instructions (time entries). */
+static void time_entry(struct hwt_pt_block_decoder *d, struct hwt_pt_entry *e,
+		       const struct hwt_pt_entry *tmpl, uint32_t ninsn)
+{
+	*e = *tmpl;
+	e->type = HWT_PTE_TIME;
+	e->ninsn = ninsn;
+	note(d, e);
 }
 
 static struct hwt_pt_entry *put(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int type)
@@ -188,19 +205,166 @@ static inline int la_tnt(struct hwt_pt_query *q)
 	return 1;
 }
 
+/* A path may take the bits of the TNT-8 packets that follow the cached
+ * ones, up to SPAN_MAX of them, where each is followed by a TNT again
+ * (what flow_quick_bit asks before taking a bit): the lookahead first,
+ * then the bytes at the packet decoder's position (np of them in all). */
+#define SPAN_MAX 4
+struct span {
+	int np; /* packets in the key after the cached bits */
+};
+
+/* The TNT-8 byte c (the packet decoder's test, pkt_next_tnt8): its bit
+ * count (0: no TNT-8) and payload. */
+static inline unsigned tnt8_bits(unsigned c, uint64_t *pay)
+{
+	if ((c & 1) || c <= 2)
+		return 0;
+	unsigned v = c >> 1u, m = 31u - (unsigned)__builtin_clz(v);
+	*pay = v ^ (1u << m);
+	return m;
+}
+
+/* The key of the cached bits and the TNT-8 packets after them (s). */
+static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
+{
+	const struct hwt_pt_pkt_decoder *dec = q->pd;
+	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
+	s->np = 0;
+	if (q->la.type != HWT_PKT_TNT8 || q->tick_pending || dec->ctx != HWT_PKT_CTX_NONE ||
+	    !dec->synced || dec->pos >= dec->n1)
+		return key;
+	const uint8_t *at = dec->b1 + dec->pos;
+	uint64_t lim = dec->n1 - dec->pos, pay = q->la.u.tnt.payload, npay = 0;
+	unsigned m = q->la.u.tnt.bits, nb = (unsigned)q->tnt_n;
+	int j = 0;
+	for (int end = lim < SPAN_MAX ? (int)lim : SPAN_MAX; j < end; j++) {
+		unsigned nm = tnt8_bits(at[j], &npay);
+		if (!nm || nb + m > 63)
+			break;
+		key = (key << m) | pay;
+		nb += m;
+		m = nm;
+		pay = npay;
+	}
+	s->np = j;
+	return key;
+}
+
+/* After a path took u bits of span_key's key (s->np > 0): the TNT state
+ * as taking them one by one with flow_quick_bit leaves it (the packet
+ * that holds the next bit cached, the one after it looked ahead at if a
+ * bit of the former was taken). */
+static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsigned u)
+{
+	if (u < (unsigned)q->tnt_n) {
+		q->tnt_n -= (int)u;
+		return;
+	}
+	u -= (unsigned)q->tnt_n;
+	struct hwt_pt_pkt_decoder *dec = q->pd;
+	const uint8_t *at = dec->b1 + dec->pos;
+	uint64_t pay = q->la.u.tnt.payload;
+	unsigned m = q->la.u.tnt.bits;
+	int j = 0;
+	while (j < s->np && u >= m) {
+		u -= m;
+		m = tnt8_bits(at[j++], &pay);
+	}
+	uint64_t off = j ? dec->pos + (unsigned)j - 1 : q->la_off; /* packet j */
+	q->tnt_bits = pay;
+	q->tnt_n = (int)(m - u);
+	q->tnt_tick = 0; /* (no tick pending: span_key) */
+	if (!u) {
+		q->la_valid = 0;
+		dec->pos = off + 1;
+	} else {
+		q->la.type = HWT_PKT_TNT8;
+		q->la.size = 1;
+		q->la.u.tnt.bits = (uint8_t)tnt8_bits(at[j], &pay);
+		q->la.u.tnt.payload = pay;
+		q->la_off = off + 1;
+		q->la_valid = 1;
+		dec->pos = off + 2;
+	}
+}
+
+/* The path for key at ip, looked up in place. */
+static inline const struct path *path_key_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
+					     uint64_t key)
+{
+	if (c->paths) {
+		const struct path *p = &c->paths[path_slot(ip, mode, key)];
+		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
+			return p;
+	}
+	return path_get(c, ip, mode, key);
+}
+
 /* The path for the cached TNT bits at ip, looked up in place. */
 static inline const struct path *path_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
 					 const struct hwt_pt_query *q)
 {
-	int n = q->tnt_n;
-	uint64_t bits = q->tnt_bits & (n >= 64 ? ~0ull : (1ull << n) - 1);
+	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
 	if (c->paths) {
-		const struct path *p = &c->paths[path_slot(ip, mode, bits, n)];
-		if (p->epoch == c->path_epoch && p->ip == ip && p->bits == bits && p->n == n &&
-		    p->mode == mode)
+		const struct path *p = &c->paths[path_slot(ip, mode, key)];
+		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
 			return p;
 	}
-	return path_get(c, ip, mode, bits, n);
+	return path_get(c, ip, mode, key);
+}
+
+/* Does the flow pass stop within path p from ip (its straight lines)? */
+static int path_stops(const struct hwt_pt_cache *c, const struct path *p, uint64_t ip,
+		      uint64_t stop)
+{
+	const struct hwt_pt_entry *br = c->pent + p->br;
+	uint64_t seg = ip;
+	for (unsigned i = 0; i < p->nbr; seg = br[i].to, i++)
+		if (stop - seg <= br[i].from - seg)
+			return 1;
+	return stop - seg < p->end - seg;
+}
+
+/* Copy n entries; the common small counts with fixed sizes (inline
+ * moves, no call). */
+static inline void copy_entries(struct hwt_pt_entry *to, const struct hwt_pt_entry *from,
+				unsigned n)
+{
+	switch (n) {
+	case 0:
+		break;
+	case 1:
+		memcpy(to, from, sizeof(*to));
+		break;
+	case 2:
+		memcpy(to, from, 2 * sizeof(*to));
+		break;
+	case 3:
+		memcpy(to, from, 3 * sizeof(*to));
+		break;
+	case 4:
+		memcpy(to, from, 4 * sizeof(*to));
+		break;
+	default:
+		memcpy(to, from, n * sizeof(*to));
+		break;
+	}
+}
+
+/* The return stack operations of path p, in order. */
+static void path_rs(struct retstack *rs, const struct hwt_pt_cache *c, const struct path *p)
+{
+	const struct hwt_pt_entry *br = c->pent + p->br;
+	const uint8_t *op = c->prs + p->br;
+	for (unsigned i = 0; i < p->nbr; i++) {
+		if (op[i] == PATH_POP) {
+			uint64_t to;
+			retstack_pop(rs, &to); /* (to == br[i].to) */
+		} else if (op[i]) {
+			retstack_push(rs, br[i].from + op[i]);
+		}
+	}
 }
 
 /* The fast path (see above) while flow_fast_ok holds and there is room.
@@ -240,42 +404,55 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			break;
 		/* (a path starts with a run that ends in a conditional branch) */
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
-			const struct path *p = path_at(c, ip, mode, q);
-			const struct path_br *br = p ? c->pbr + p->br : NULL;
-			if (p && LIVE()) {
-				/* stop within the path's straight lines: run by run */
-				uint64_t seg = ip;
-				for (unsigned i = 0; p && i < p->nbr; seg = br[i].to, i++)
-					if (stop - seg <= br[i].from - seg)
-						p = NULL;
-				if (p && stop - seg < p->end - seg)
-					p = NULL;
-			}
+			struct span sp;
+			sp.np = 0;
+			/* (with stop visits to look for: the bits of this
+			 * packet alone, checked below) */
+			const struct path *p = ws ? path_at(c, ip, mode, q)
+						  : path_key_at(c, ip, mode, span_key(q, &sp));
+			if (p && LIVE() && path_stops(c, p, ip, stop))
+				p = NULL;
 			if (p && n + p->nbr <= cap) {
-				for (unsigned i = 0; i < p->nbr; i++) {
-					struct hwt_pt_entry *e = &out[n++];
-					*e = tmpl;
-					e->iclass = br[i].iclass;
-					e->from = br[i].from;
-					e->to = br[i].to;
-					e->ninsn = br[i].ninsn + acc;
-					acc = 0;
-					if (br[i].rs == PATH_POP) {
-						uint64_t to;
-						retstack_pop(&f->rs, &to); /* (to == br[i].to) */
-					} else if (br[i].rs) {
-						retstack_push(&f->rs, br[i].from + br[i].rs);
+				size_t n0 = n;
+				/* this path, and the next ones while each ends
+				 * where another may start (with the bits of the
+				 * TNT packets after the cached ones) */
+				for (;;) {
+					struct hwt_pt_entry *e = out + n;
+					copy_entries(e, c->pent + p->br, p->nbr);
+					if (p->nbr) {
+						e->ninsn += acc;
+						acc = 0;
+						if (b->want_time)
+							for (unsigned i = 0; i < p->nbr; i++) {
+								e[i].has_time = tmpl.has_time;
+								e[i].tsc = tmpl.tsc;
+							}
 					}
+					if (p->flags & PATH_RS)
+						path_rs(&f->rs, c, p);
+					n += p->nbr;
+					acc += p->tail;
+					f->ip = p->end;
+					if (sp.np) {
+						span_take(q, &sp, p->used);
+					} else {
+						q->tnt_n -= p->used;
+						if (!q->tnt_n)
+							qry_take_tnt(
+							    q); /* as flow_quick_bit does */
+					}
+					steps++;
+					if (!(p->flags & PATH_END_JCC) || ws || n + 1 >= cap ||
+					    !q->tnt_n || q->tnt_tick || !la_tnt(q))
+						break;
+					p = path_key_at(c, f->ip, mode, span_key(q, &sp));
+					if (!p || n + p->nbr > cap)
+						break;
 				}
-				if (p->nbr)
+				if (n != n0) /* (every entry of a chain: tmpl's time) */
 					note(d, &tmpl);
-				acc += p->tail;
-				f->ip = p->end;
-				q->tnt_n -= p->used;
-				if (!q->tnt_n)
-					qry_take_tnt(q); /* as flow_quick_bit does */
 				f->err_deferred = 0;
-				steps++;
 				continue;
 			}
 			/* (building a path may have replaced the run: look again) */
@@ -287,6 +464,45 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		f->err_deferred = 0;
 		steps++;
 		if (!flow_quick_proceed(f, r, last)) {
+			if (r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick) {
+				/* the first bit of a TNT that timing packets follow:
+				 * the query decoder reads them (as run_step below,
+				 * without its detours) */
+				flow_proceed_jcc(f, r);
+				acc += r->n;
+				stamp(d, b, &tmpl);
+				/* (time entries: as below) */
+				int moved =
+				    te && (tmpl.has_time != d->bt.lhas || tmpl.tsc != d->bt.ltsc);
+				if (stop - r->ip <= r->last && LIVE() &&
+				    stop_in(c->ips + r->pool, r->n, stop)) {
+					if (moved) {
+						time_entry(d, &out[n++], &tmpl, acc);
+						acc = 0;
+						moved = 0;
+					}
+					stop_at(&out[n++], stop);
+				}
+				/* (flow_status is 0 where flow_fast_ok holds) */
+				int ok = flow_fast_ok(f);
+				*st = ok ? 0 : flow_status(f);
+				if (f->ip != last + r->size) {
+					struct hwt_pt_entry *e = &out[n++];
+					*e = tmpl;
+					e->iclass = HWT_INSN_JCC;
+					e->from = last;
+					e->to = f->ip;
+					e->ninsn = acc;
+					acc = 0;
+					note(d, e);
+				} else if (moved) {
+					time_entry(d, &out[n++], &tmpl, acc);
+					acc = 0;
+				}
+				if (!ok)
+					break;
+				continue;
+			}
 			/* the query decoder answers (as the block decoder's
 			 * run_step does): packets are read, time may move */
 			struct hwt_x86_insn xi;
@@ -307,12 +523,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			if (stop - r->ip <= r->last && LIVE() &&
 			    stop_in(c->ips + r->pool, r->n, stop)) {
 				if (moved) {
-					struct hwt_pt_entry *e = &out[n++];
-					*e = tmpl;
-					e->type = HWT_PTE_TIME;
-					e->ninsn = acc;
+					time_entry(d, &out[n++], &tmpl, acc);
 					acc = 0;
-					note(d, e);
 					moved = 0;
 				}
 				stop_at(&out[n++], stop);
@@ -329,12 +541,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 				acc = 0;
 				note(d, e);
 			} else if (moved) {
-				struct hwt_pt_entry *e = &out[n++];
-				*e = tmpl;
-				e->type = HWT_PTE_TIME;
-				e->ninsn = acc;
+				time_entry(d, &out[n++], &tmpl, acc);
 				acc = 0;
-				note(d, e);
 			}
 			if (*st)
 				break; /* events, the end: back to the main loop */

@@ -58,7 +58,8 @@ void hwt_pt_cache_free(struct hwt_pt_cache *c)
 	free(c->ips);
 	free(c->sizes);
 	free(c->paths);
-	free(c->pbr);
+	free(c->pent);
+	free(c->prs);
 	free(c);
 }
 

@@ -345,6 +345,53 @@ int flow_proceed(struct flow *f, const struct hwt_x86_insn *xi)
 	return err;
 }
 
+int flow_proceed_jcc(struct flow *f, const struct run *r)
+{
+	/* hwt_pt_query_cond_branch with a bit cached and no tick due, then
+	 * what flow_proceed does around it */
+	struct hwt_pt_query *q = f->q;
+	q->in_proceed = 1;
+	q->tnt_n--;
+	int taken = (int)((q->tnt_bits >> q->tnt_n) & 1);
+	/* qry_read_ahead's way over the timing packets up to the next TNT,
+	 * without its other cases (it takes over at any other packet) */
+	int ended = 0; /* the end or an error: as qry_read_ahead ends there */
+	while (!q->la_valid && !q->err && !q->nready && !q->fup_pending && q->pd->synced) {
+		if (pkt_next_tnt8(q->pd, &q->la, &q->la_off)) {
+			q->la_valid = 1;
+			break; /* (the TNT case below) */
+		}
+		uint64_t at = q->pd->pos;
+		int rc = hwt_pt_pkt_next(q->pd, &q->la);
+		if (rc == HWT_ERR_EOS) {
+			q->eos = 1;
+			ended = 1;
+			break;
+		}
+		if (rc < 0) {
+			q->err = rc;
+			q->err_off = at;
+			ended = 1;
+			break;
+		}
+		q->la_off = at;
+		q->la_valid = 1;
+		int t = q->la.type;
+		if (t != HWT_PKT_MTC && t != HWT_PKT_CYC && t != HWT_PKT_TSC && t != HWT_PKT_TMA)
+			break;
+		if (qry_time_packet(q, &q->la, 0) && q->opt.enable_tick_events)
+			q->tick_pending = 1; /* reported with the next branch */
+		q->la_valid = 0;
+	}
+	if (!ended)
+		qry_read_ahead(q);
+	q->in_proceed = 0;
+	f->ip = taken ? r->target : r->ip + r->last + r->size;
+	if (q->nready)
+		count_trig(f);
+	return 0;
+}
+
 static int proceed(struct flow *f, const struct hwt_x86_insn *xi)
 {
 	uint64_t next = xi->ip + xi->size, ip;

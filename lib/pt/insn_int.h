@@ -61,20 +61,33 @@ struct run {
 #define RUN_POOL (1u << 20)   /* default pool size */
 #define POOL_FIRST (1u << 14) /* the pool's first allocation */
 
-/* A path (path.c): from ip, in mode, what the TNT bits `bits` (the low
- * n, oldest first from bit n-1) select when every run on the way ends in
- * a conditional branch, a direct jump or nothing (RUN_MAX): the taken
- * branches in the branch pool, and where the path leaves off (right
- * after the conditional branch that took the last bit it uses). */
+/* A path (path.c): from ip, in mode, what the TNT bits select when every
+ * run on the way ends in a conditional branch, a direct jump or nothing
+ * (RUN_MAX): the taken branches as finished batch entries (struct
+ * hwt_pt_entry: type, class, mode, from, to and the instructions since
+ * the previous one; no time) in the entry pool, with their return stack
+ * operations beside them, and where the path leaves off (right after the
+ * conditional branch that took the last bit it uses).  The key is the
+ * bits not yet used with a stop bit above them: (1 << n) | bits, the
+ * oldest bit at n - 1 (n <= 63). */
 struct path {
 	uint64_t ip;
-	uint64_t bits;
+	uint64_t key;
 	uint64_t end;  /* ip after the path */
-	uint32_t br;   /* first branch in cache->pbr */
+	uint32_t br;   /* first entry in cache->pent (and cache->prs) */
 	uint32_t tail; /* instructions after the last branch */
 	uint32_t epoch;
-	uint8_t n, mode, used, nbr; /* key bits; mode; bits used; branches */
+	uint8_t mode, used, nbr; /* mode; bits used; branches */
+	uint8_t flags;		 /* PATH_RS, PATH_END_JCC */
 };
+#define PATH_RS 1      /* some branch pushes or pops the return stack */
+#define PATH_END_JCC 2 /* the run at end ends in a conditional branch */
+/* The key of the n bits of bits (oldest at n - 1; 1 <= n <= 63). */
+static inline uint64_t path_key(uint64_t bits, int n)
+{
+	return (bits | (1ull << n)) & ((2ull << n) - 1);
+}
+/* While a path is built: one branch (path.c). */
 struct path_br {
 	uint64_t from, to;
 	uint32_t ninsn; /* instructions since the previous branch, its own included */
@@ -83,7 +96,7 @@ struct path_br {
 };
 #define PATH_POP 0xff
 #define PATH_MAXDEPTH 32 /* calls of a path not returned from (< RETSTACK_SIZE) */
-#define PATH_SLOTS 16384
+#define PATH_SLOTS 65536
 #define PATH_POOL (1u << 18)
 #define PATH_MAXBR 64	  /* branches in one path */
 #define PATH_MAXSTEPS 192 /* runs in one path */
@@ -100,10 +113,11 @@ struct hwt_pt_cache {
 	uint32_t used;		     /* pool entries in use */
 	uint32_t epoch;		     /* bumped whenever runs are dropped */
 	/* paths (path.c), allocated with the first one */
-	struct path *paths;  /* PATH_SLOTS, direct-mapped */
-	struct path_br *pbr; /* PATH_POOL branches of paths */
-	uint32_t pbr_used;   /* pool entries in use */
-	uint32_t path_epoch; /* paths of another epoch are invalid (never 0) */
+	struct path *paths;	   /* PATH_SLOTS, direct-mapped */
+	struct hwt_pt_entry *pent; /* PATH_POOL entries of paths' branches */
+	uint8_t *prs;		   /* PATH_POOL: their path_br.rs */
+	uint32_t pbr_used;	   /* pool entries in use */
+	uint32_t path_epoch;	   /* paths of another epoch are invalid (never 0) */
 };
 
 /* Make the cache belong to img (clearing it if it held another image or
@@ -195,6 +209,10 @@ int flow_event_binds(const struct flow *f, const struct hwt_pt_event *ev,
 		     const struct hwt_x86_insn *xi);
 /* Execute xi: compute the next ip (queries TNT/TIP).  0 or an error. */
 int flow_proceed(struct flow *f, const struct hwt_x86_insn *xi);
+/* flow_proceed for the conditional branch that ends run r, where its bit
+ * is cached (q->tnt_n) and no tick is due (!q->tnt_tick), without
+ * decoding it again.  0. */
+int flow_proceed_jcc(struct flow *f, const struct run *r);
 /* Status flags for the current position. */
 int flow_status(struct flow *f);
 int flow_event(struct flow *f, struct hwt_pt_event *ev);
@@ -318,16 +336,16 @@ struct hwt_pt_block_decoder {
 	} bt;
 };
 
-/* Paths (path.c).  The path at ip in mode for the n TNT bits `bits`
- * (n >= 1), built on a miss; NULL if there is none (the first run does
- * not end in a conditional branch, or no code). */
-static inline size_t path_slot(uint64_t ip, int mode, uint64_t bits, int n)
+/* Paths (path.c).  The path at ip in mode for the key (path_key), built
+ * on a miss; NULL if there is none (the first run does not end in a
+ * conditional branch, or no code). */
+static inline size_t path_slot(uint64_t ip, int mode, uint64_t key)
 {
-	uint64_t h = (ip ^ (bits << 20) ^ ((uint64_t)n << 12) ^ ((uint64_t)mode << 2)) *
-		     0x9e3779b97f4a7c15ull;
+	uint64_t h =
+	    (ip ^ (key << 20) ^ (key >> 24) ^ ((uint64_t)mode << 2)) * 0x9e3779b97f4a7c15ull;
 	return (size_t)(h >> 40) & (PATH_SLOTS - 1);
 }
-const struct path *path_get(struct hwt_pt_cache *c, uint64_t ip, int mode, uint64_t bits, int n);
+const struct path *path_get(struct hwt_pt_cache *c, uint64_t ip, int mode, uint64_t key);
 void path_clear(struct hwt_pt_cache *c);
 
 #endif

@@ -4,10 +4,13 @@
  * branches and direct jumps, the code and the TNT bits alone decide the
  * way: from a given ip, in a given mode, the same bits always take the
  * same branches.  A path caches that walk for one key (ip, mode, the TNT
- * bits of the current packet not yet used): the taken branches (from,
- * to, class, instructions since the previous one) and the ip where the
- * walk leaves off, so the batch decoder (batch.c) delivers all the
- * branches of a TNT packet with one lookup.
+ * bits not yet used: of the current packet, and of the TNT-8 packets
+ * that follow it when the batch adds them): the taken branches as the
+ * batch's entries (from, to, class, mode, instructions since the
+ * previous one), the ip where the walk leaves off and whether a
+ * conditional branch ends the run there (so another path may follow at
+ * once), so the batch decoder (batch.c) delivers all the branches of
+ * several TNT packets with one lookup.
  *
  * A path starts with a run that ends in a conditional branch, follows
  * runs that end in a conditional branch, a direct jump or call, no branch
@@ -28,8 +31,9 @@
  * Ownership and limits: the paths live in the decode cache and belong
  * to its image (hwt_pt_cache_clear drops them); fixed memory, allocated
  * with the first path: PATH_SLOTS paths (direct-mapped, a new path
- * replaces the one in its slot) and PATH_POOL branches (a full pool
- * drops every path and starts over), about 7 MB.
+ * replaces the one in its slot) and PATH_POOL branches, kept as the
+ * batch's entries (a full pool drops every path and starts over), about
+ * 13 MB.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +58,10 @@ void path_clear(struct hwt_pt_cache *c)
 
 /* Walk the code from ip with the bits and store the path in slot p.
  * 0, or -1 when there is no path. */
-static int build(struct hwt_pt_cache *c, struct path *p, uint64_t ip, int mode, uint64_t bits,
-		 int n)
+static int build(struct hwt_pt_cache *c, struct path *p, uint64_t ip, int mode, uint64_t key)
 {
+	int n = 63 - __builtin_clzll(key);
+	uint64_t bits = key & ~(1ull << n);
 	struct path_br br[PATH_MAXBR];
 	uint64_t cur = ip, stack[PATH_MAXDEPTH];
 	uint32_t cnt = 0, nbr = 0;
@@ -131,40 +136,60 @@ static int build(struct hwt_pt_cache *c, struct path *p, uint64_t ip, int mode, 
 	if (c->pbr_used + s_nbr > PATH_POOL)
 		drop_all(c);
 	p->ip = ip;
-	p->bits = bits;
-	p->n = (uint8_t)n;
+	p->key = key;
 	p->mode = (uint8_t)mode;
 	p->end = s_cur;
 	p->tail = s_cnt;
 	p->used = (uint8_t)s_used;
 	p->nbr = (uint8_t)s_nbr;
 	p->br = c->pbr_used;
-	memcpy(c->pbr + c->pbr_used, br, s_nbr * sizeof(*br));
+	p->flags = 0;
+	/* the branches as the batch's entries, ready to copy */
+	struct hwt_pt_entry *e = c->pent + c->pbr_used;
+	uint8_t *rs = c->prs + c->pbr_used;
+	memset(e, 0, s_nbr * sizeof(*e));
+	for (uint32_t i = 0; i < s_nbr; i++) {
+		e[i].type = HWT_PTE_BRANCH;
+		e[i].iclass = br[i].iclass;
+		e[i].mode = (uint8_t)mode;
+		e[i].ninsn = br[i].ninsn;
+		e[i].from = br[i].from;
+		e[i].to = br[i].to;
+		rs[i] = br[i].rs;
+		if (br[i].rs)
+			p->flags |= PATH_RS;
+	}
 	c->pbr_used += s_nbr;
+	/* (the code does not change while the paths live: cache_bind drops
+	 * them with the image) */
+	const struct run *r = cache_run(c, s_cur, mode);
+	if (r && r->iclass == HWT_INSN_JCC)
+		p->flags |= PATH_END_JCC;
 	p->epoch = c->path_epoch;
 	return 0;
 }
 
-const struct path *path_get(struct hwt_pt_cache *c, uint64_t ip, int mode, uint64_t bits, int n)
+const struct path *path_get(struct hwt_pt_cache *c, uint64_t ip, int mode, uint64_t key)
 {
 	if (!c->paths) {
 		c->paths = calloc(PATH_SLOTS, sizeof(*c->paths));
-		c->pbr = malloc(PATH_POOL * sizeof(*c->pbr));
-		if (!c->paths || !c->pbr) {
+		c->pent = malloc(PATH_POOL * sizeof(*c->pent));
+		c->prs = malloc(PATH_POOL);
+		if (!c->paths || !c->pent || !c->prs) {
 			free(c->paths);
-			free(c->pbr);
+			free(c->pent);
+			free(c->prs);
 			c->paths = NULL;
-			c->pbr = NULL;
+			c->pent = NULL;
+			c->prs = NULL;
 			return NULL;
 		}
 		c->path_epoch = 1;
 		c->pbr_used = 0;
 	}
-	bits &= n >= 64 ? ~0ull : (1ull << n) - 1;
-	struct path *p = &c->paths[path_slot(ip, mode, bits, n)];
-	if (p->epoch == c->path_epoch && p->ip == ip && p->bits == bits && p->n == n &&
-	    p->mode == mode)
+	struct path *p = &c->paths[path_slot(ip, mode, key)];
+	if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
 		return p;
 	p->epoch = 0;
-	return build(c, p, ip, mode, bits, n) ? NULL : p;
+	return build(c, p, ip, mode, key) ? NULL : p;
 }

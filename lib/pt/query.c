@@ -22,6 +22,7 @@
 
 #include "hwt/pt_flow.h"
 #include "hwt/pt_packet.h"
+#include "packet_int.h"
 #include "query_int.h"
 
 static void ev_clear(struct hwt_pt_event *ev, int type)
@@ -164,12 +165,15 @@ void qry_stamp(struct hwt_pt_query *q, struct hwt_pt_event *ev)
 static int peek(struct hwt_pt_query *q, struct hwt_pt_packet **pkt)
 {
 	if (!q->la_valid) {
-		uint64_t off;
-		hwt_pt_pkt_offset(q->pd, &off);
-		int r = hwt_pt_pkt_next(q->pd, &q->la);
-		if (r < 0)
-			return r;
-		q->la_off = off;
+		/* (a TNT-8, the most common packet, the short way) */
+		if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off)) {
+			uint64_t off;
+			hwt_pt_pkt_offset(q->pd, &off);
+			int r = hwt_pt_pkt_next(q->pd, &q->la);
+			if (r < 0)
+				return r;
+			q->la_off = off;
+		}
 		q->la_valid = 1;
 	}
 	*pkt = &q->la;
@@ -475,7 +479,8 @@ int qry_read_ahead(struct hwt_pt_query *q)
 	int err;
 
 	while (!q->err) {
-		uint64_t at = qry_pos(q);
+		/* where the packet starts (qry_pos, read in place) */
+		uint64_t at = q->la_valid ? q->la_off : q->pd->synced ? q->pd->pos : 0;
 		err = peek(q, &p);
 		if (q->nready && (err || p->type != HWT_PKT_TRIG))
 			return 0;

@@ -25,13 +25,17 @@ void qry_time_fini(struct hwt_pt_query *q)
 int qry_time_packet(struct hwt_pt_query *q, const struct hwt_pt_packet *p, int in_psb)
 {
 	struct hwt_pt_time_report rep = {0};
-	uint64_t before = 0, after = 0;
 	(void)in_psb;
-	hwt_pt_time_query(q->time, &before, NULL, NULL);
+	if (p->type == HWT_PKT_CYC) {
+		uint64_t before = 0, after = 0;
+		hwt_pt_time_query(q->time, &before, NULL, NULL);
+		hwt_pt_time_update(q->time, p, &rep);
+		hwt_pt_time_query(q->time, &after, NULL, NULL);
+		if (after == before)
+			rep.new_time = 0; /* a CYC that could not be used */
+		return rep.new_time;
+	}
 	hwt_pt_time_update(q->time, p, &rep);
-	hwt_pt_time_query(q->time, &after, NULL, NULL);
-	if (p->type == HWT_PKT_CYC && after == before)
-		rep.new_time = 0; /* a CYC that could not be used */
 	if (p->type == HWT_PKT_TSC) {
 		q->tsc = p->u.tsc.tsc;
 		q->have_tsc = 1;
