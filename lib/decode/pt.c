@@ -739,6 +739,17 @@ static inline uint64_t ent_ns(const struct pt *e, struct bt_ns *c, uint64_t tsc)
  * block counts as before it).  Events bind the time of their group (the
  * events taken between two blocks: the loop's have_time/t) to the
  * branches and async rows they make. */
+/* One branch of region_batch's output. */
+static inline void put_dec_branch(struct hwt_dec_branch *o, uint64_t from, uint64_t to, int kind,
+				  int have_time, uint64_t time_ns)
+{
+	o->from = from;
+	o->to = to;
+	o->kind = (uint8_t)kind;
+	o->have_time = (uint8_t)have_time;
+	o->time_ns = time_ns;
+}
+
 static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t base, int want_time)
 {
 	struct hwt_pt_entry ent[PT_BATCH];
@@ -785,14 +796,8 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 			if (!want_time) {
 				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
 					const struct hwt_pt_entry *x = &ent[i];
-					if (tent && x->ninsn) {
-						o[k].from = tf;
-						o[k].to = tt;
-						o[k].kind = (uint8_t)tk;
-						o[k].have_time = 0;
-						o[k].time_ns = 0;
-						k++;
-					}
+					if (tent && x->ninsn)
+						put_dec_branch(&o[k++], tf, tt, tk, 0, 0);
 					tent = 1;
 					tf = x->from;
 					tt = x->to;
@@ -806,19 +811,11 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 					uint64_t xns = x->has_time ? ent_ns(e, &cv, x->tsc) : 0;
 					if (x->ninsn)
 						in_group = 0;
-					if (tent && x->ninsn) {
-						o[k].from = tf;
-						o[k].to = tt;
-						o[k].kind = (uint8_t)tk;
-						if (x->ninsn == 1) {
-							o[k].have_time = x->has_time;
-							o[k].time_ns = xns;
-						} else {
-							o[k].have_time = (uint8_t)ph;
-							o[k].time_ns = pns;
-						}
-						k++;
-					}
+					if (tent &&
+					    x->ninsn) /* (one instruction: the time after it) */
+						put_dec_branch(&o[k++], tf, tt, tk,
+							       x->ninsn == 1 ? x->has_time : ph,
+							       x->ninsn == 1 ? xns : pns);
 					ph = x->has_time;
 					pns = xns;
 					tent = 1;

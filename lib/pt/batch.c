@@ -158,6 +158,22 @@ static inline void stop_at(struct hwt_pt_entry *e, uint64_t stop)
 	e->from = stop;
 }
 
+/* A visit of stop after the query decoder answered (out[n]): a TIME
+ * entry first if the time moved and no entry says so yet (*moved, then
+ * cleared, with the *acc instructions), then the STOP.  Returns n. */
+static inline size_t stop_visit(struct hwt_pt_block_decoder *d, struct hwt_pt_entry *out, size_t n,
+				const struct hwt_pt_entry *tmpl, uint32_t *acc, int *moved,
+				uint64_t stop)
+{
+	if (*moved) {
+		time_entry(d, &out[n++], tmpl, *acc);
+		*acc = 0;
+		*moved = 0;
+	}
+	stop_at(&out[n++], stop);
+	return n;
+}
+
 /* Is stop one of the n instructions at ips? */
 static inline int stop_in(const uint64_t *ips, size_t n, uint64_t stop)
 {
@@ -475,14 +491,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 				int moved =
 				    te && (tmpl.has_time != d->bt.lhas || tmpl.tsc != d->bt.ltsc);
 				if (stop - r->ip <= r->last && LIVE() &&
-				    stop_in(c->ips + r->pool, r->n, stop)) {
-					if (moved) {
-						time_entry(d, &out[n++], &tmpl, acc);
-						acc = 0;
-						moved = 0;
-					}
-					stop_at(&out[n++], stop);
-				}
+				    stop_in(c->ips + r->pool, r->n, stop))
+					n = stop_visit(d, out, n, &tmpl, &acc, &moved, stop);
 				/* (flow_status is 0 where flow_fast_ok holds) */
 				int ok = flow_fast_ok(f);
 				*st = ok ? 0 : flow_status(f);
@@ -521,14 +531,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			/* (time entries: the time moved where no entry says so) */
 			int moved = te && (tmpl.has_time != d->bt.lhas || tmpl.tsc != d->bt.ltsc);
 			if (stop - r->ip <= r->last && LIVE() &&
-			    stop_in(c->ips + r->pool, r->n, stop)) {
-				if (moved) {
-					time_entry(d, &out[n++], &tmpl, acc);
-					acc = 0;
-					moved = 0;
-				}
-				stop_at(&out[n++], stop);
-			}
+			    stop_in(c->ips + r->pool, r->n, stop))
+				n = stop_visit(d, out, n, &tmpl, &acc, &moved, stop);
 			*st = flow_status(f);
 			if (r->iclass != HWT_INSN_OTHER && f->enabled && f->have_ip &&
 			    reported(r->iclass, f->ip, last + r->size)) {
