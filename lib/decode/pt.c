@@ -217,9 +217,10 @@ static void out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int h
 {
 	struct hwt_dec_branch *b;
 	if (e->cap) {
-		b = pt_cap_branch(e);
-		if (!b)
+		if (!pt_cap_room(e->cap, &b))
 			return;
+		e->cap->tail->n++;
+		e->cap->nbr++;
 	} else if (e->c->branches) {
 		if (!e->bb && !(e->bb = malloc(PT_BB_CAP * sizeof(*e->bb)))) {
 			struct hwt_dec_branch one = {from, to, (uint8_t)kind, (uint8_t)have_time,
@@ -777,22 +778,17 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 		for (size_t i = 0; i < b.n; i++) {
 			/* runs of branches while nothing is held back: straight
 			 * into the output array (out_branch's common case) */
-			size_t room = 0;
+			size_t room = 0, k = 0;
 			struct hwt_dec_branch *o = NULL;
 			if (e->pend_active || ent[i].type != HWT_PTE_BRANCH) {
 			} else if (e->cap) {
-				struct pt_cap *c = e->cap;
-				if (c->brcap - c->nbr < b.n - i && pt_cap_branch(e))
-					c->nbr--; /* (grown) */
-				o = c->br + c->nbr;
-				room = c->brcap - c->nbr;
+				room = pt_cap_room(e->cap, &o);
 			} else if (e->bb) {
 				if (e->nbb == PT_BB_CAP)
 					pt_out_flush(e);
 				o = e->bb + e->nbb;
 				room = PT_BB_CAP - e->nbb;
 			}
-			size_t k = 0;
 			if (!want_time) {
 				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
 					const struct hwt_pt_entry *x = &ent[i];
@@ -826,10 +822,14 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 						 : hwt_branch_kind_of(x->iclass);
 				}
 			}
-			if (e->cap)
-				e->cap->nbr += k;
-			else
+			if (e->cap) {
+				if (k) {
+					e->cap->tail->n += k;
+					e->cap->nbr += k;
+				}
+			} else {
 				e->nbb += k;
+			}
 			if (i == b.n)
 				break;
 			const struct hwt_pt_entry *x = &ent[i];

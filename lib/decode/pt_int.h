@@ -69,15 +69,26 @@ struct pt_item {
 };
 enum { P_INSN, P_BRANCH, P_EVENT, P_GAP };
 
+/* A piece of a job's branches: the pieces come from a pool shared by the
+ * threads (pt_par.c), most recently used first, so they are in a cache. */
+#define PT_CBUF_N 1024
+struct pt_cbuf {
+	struct pt_cbuf *next;
+	size_t n;
+	struct hwt_dec_branch e[PT_CBUF_N];
+};
+struct pt_pool;
+
 /* A worker's output for one job (pt_par.c): items, their events, and
- * the taken branches in the consumer's form. */
+ * the taken branches (in pieces). */
 struct pt_cap {
 	struct pt_item *it;
 	size_t n, cap;
 	struct hwt_pt_event *ev;
 	size_t nev, evcap;
-	struct hwt_dec_branch *br;
-	size_t nbr, brcap;
+	struct pt_cbuf *head, *tail;
+	size_t nbr; /* branches in the pieces */
+	struct pt_pool *pool;
 	int nomem;
 };
 
@@ -193,9 +204,11 @@ void pt_out_gap(struct pt *e, uint64_t off, uint64_t ip, int err);
 
 /* pt_par.c: regions decoded on worker threads */
 /* A worker's output (e->cap set): one more item, or NULL (out of
- * memory); one more branch slot, or NULL. */
+ * memory). */
 struct pt_item *pt_cap_item(struct pt *w, int what);
-struct hwt_dec_branch *pt_cap_branch(struct pt *w);
+/* Room for branches at the end of c's last piece (a new piece when it is
+ * full): the free slots at *o, or 0 (out of memory: c->nomem). */
+size_t pt_cap_room(struct pt_cap *c, struct hwt_dec_branch **o);
 void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, uint64_t t);
 /* Decode the region [data, data + n) of queue q (as pt_decode_region)
  * on the workers, its output delivered in order: 0, or -1 when it cannot

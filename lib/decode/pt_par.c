@@ -17,20 +17,24 @@
  * newest queued job (never the oldest) and decode it with their own
  * decoder state (struct pt) and decode cache into the job's output
  * (struct pt_cap): the taken branches already in the consumer's form
- * (struct hwt_dec_branch arrays), plus instructions, events and gaps as
- * items (struct pt_item) that say how many branches came before them.
- * The main thread delivers finished jobs in job order, handing the
- * branch arrays to the consumer's branches callback as they are (in
- * pieces of at most PT_BB_CAP); while a worker still decodes the oldest
+ * (struct hwt_dec_branch), in pieces of PT_CBUF_N (struct pt_cbuf) from
+ * a pool the threads share, plus instructions, events and gaps as items
+ * (struct pt_item) that say how many branches came before them.  The
+ * main thread delivers finished jobs in job order, handing each piece to
+ * the consumer's branches callback as it is, and puts the pieces back
+ * on top of the pool, where the next job to be decoded takes them while
+ * they are still in a cache; while a worker still decodes the oldest
  * job, the main thread decodes a newer one into its output (or waits
  * when none is left).  So the output is the one of a sequential decode,
  * about half of it is never copied, and the main thread never idles
  * while there is work (a worker's output is written to memory and read
- * back out of cache: that copy is what -j N costs beyond -j 1).  The
- * seams are checked on
- * delivery: a segment that ends at a PSB must have reached that PSB's ip
- * (else its flow did not meet the next segment's start); mismatches are
- * counted (struct pt.seams_bad; they change nothing in the output, which
+ * back: that copy is what -j N costs beyond -j 1, and what keeps
+ * segments small: SEG_BYTES is about one PSB period of the bench's
+ * recordings, with about 2.5 branches per byte of trace about 1.3 MB of
+ * output per segment).  The seams are checked on delivery: a segment
+ * that ends at a PSB must have reached that PSB's ip (else its flow did
+ * not meet the next segment's start); mismatches are counted
+ * (struct pt.seams_bad; they change nothing in the output, which
  * is what a sequential decode of the same regions gives as well).
  *
  * The engine (threads, processes, images) is touched only by the main
@@ -44,8 +48,9 @@
  * need the CYC/MTC calibration of the trace before it.
  *
  * Memory: at most WINDOW(jobs) jobs are queued, decoded or held at once,
- * each with its bytes and its output, so memory grows with the region or
- * segment size times the jobs, not with the trace.
+ * each with its bytes and its output (the pool holds the most pieces
+ * they held at once), so memory grows with the region or segment size
+ * times the jobs, not with the trace.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -54,7 +59,7 @@
 #include "decode/pt_int.h"
 #include "hwt/error.h"
 
-#define SEG_BYTES (32u << 10)
+#define SEG_BYTES (16u << 10)
 #define SEG_BYTES_INSN (4u << 10)
 #define WINDOW(nw) (2u * (nw) + 1u)
 
@@ -88,14 +93,73 @@ struct pt_item *pt_cap_item(struct pt *w, int what)
 	return it;
 }
 
-struct hwt_dec_branch *pt_cap_branch(struct pt *w)
+/* The pieces of branches no job holds, most recently used first. */
+struct pt_pool {
+	pthread_mutex_t mu;
+	struct pt_cbuf *free;
+};
+
+static struct pt_cbuf *pool_get(struct pt_pool *pl)
 {
-	struct pt_cap *c = w->cap;
-	if (grow((void **)&c->br, &c->brcap, c->nbr + 1, sizeof(*c->br), 4096)) {
-		c->nomem = 1;
-		return NULL;
+	pthread_mutex_lock(&pl->mu);
+	struct pt_cbuf *b = pl->free;
+	if (b)
+		pl->free = b->next;
+	pthread_mutex_unlock(&pl->mu);
+	if (!b) {
+		if (!(b = malloc(sizeof(*b))))
+			return NULL;
 	}
-	return &c->br[c->nbr++];
+	b->next = NULL;
+	b->n = 0;
+	return b;
+}
+
+/* c's pieces back to the pool (the first one, read last, on top). */
+static void pool_put(struct pt_cap *c)
+{
+	if (!c->head)
+		return;
+	struct pt_pool *pl = c->pool;
+	struct pt_cbuf *first = NULL, *b = c->head;
+	while (b) { /* reversed */
+		struct pt_cbuf *nx = b->next;
+		b->next = first;
+		first = b;
+		b = nx;
+	}
+	pthread_mutex_lock(&pl->mu);
+	c->head->next = pl->free;
+	pl->free = first;
+	pthread_mutex_unlock(&pl->mu);
+	c->head = c->tail = NULL;
+}
+
+static void pool_free(struct pt_pool *pl)
+{
+	for (struct pt_cbuf *b = pl->free, *nx; b; b = nx) {
+		nx = b->next;
+		free(b);
+	}
+	pl->free = NULL;
+}
+
+size_t pt_cap_room(struct pt_cap *c, struct hwt_dec_branch **o)
+{
+	if (!c->tail || c->tail->n == PT_CBUF_N) {
+		struct pt_cbuf *b = pool_get(c->pool);
+		if (!b) {
+			c->nomem = 1;
+			return 0;
+		}
+		if (c->tail)
+			c->tail->next = b;
+		else
+			c->head = b;
+		c->tail = b;
+	}
+	*o = c->tail->e + c->tail->n;
+	return PT_CBUF_N - c->tail->n;
 }
 
 void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, uint64_t t)
@@ -148,6 +212,7 @@ struct pt_par {
 	size_t submitted, done; /* sequence numbers (under mu) */
 	int quit;
 	int main_waits; /* the main thread waits on cv_done */
+	struct pt_pool pool;
 };
 
 /* Decode job j with decoder state w: into the job's output (cap), or,
@@ -259,11 +324,16 @@ static void par_destroy(struct pt_par *p)
 			free(p->jobs[i].buf);
 			free(p->jobs[i].out.it);
 			free(p->jobs[i].out.ev);
-			free(p->jobs[i].out.br);
+			pool_put(&p->jobs[i].out);
 		}
+	pool_free(&p->pool);
 	free(p->w);
 	free(p->thr);
 	free(p->jobs);
+	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->pool.mu);
+	pthread_cond_destroy(&p->cv_work);
+	pthread_cond_destroy(&p->cv_done);
 	free(p);
 }
 
@@ -272,6 +342,10 @@ static struct pt_par *par_start(struct pt *e)
 	struct pt_par *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->pool.mu, NULL);
+	pthread_cond_init(&p->cv_work, NULL);
+	pthread_cond_init(&p->cv_done, NULL);
 	p->nw = e->jobs - 1;
 	p->win = WINDOW(e->jobs);
 	p->thr = calloc(p->nw, sizeof(*p->thr));
@@ -282,9 +356,8 @@ static struct pt_par *par_start(struct pt *e)
 		par_destroy(p);
 		return NULL;
 	}
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv_work, NULL);
-	pthread_cond_init(&p->cv_done, NULL);
+	for (size_t i = 0; i < p->win; i++)
+		p->jobs[i].out.pool = &p->pool;
 	for (unsigned i = 0; i < p->nw; i++) {
 		struct wstart *ws = malloc(sizeof(*ws));
 		p->w[i] = worker_state(e);
@@ -302,9 +375,6 @@ static struct pt_par *par_start(struct pt *e)
 	}
 	if (p->nthr)
 		return p;
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv_work);
-	pthread_cond_destroy(&p->cv_done);
 	par_destroy(p);
 	return NULL;
 }
@@ -320,44 +390,57 @@ void pt_par_free(struct pt *e)
 	pthread_mutex_unlock(&p->mu);
 	for (size_t i = 0; i < p->nthr; i++)
 		pthread_join(p->thr[i], NULL);
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv_work);
-	pthread_cond_destroy(&p->cv_done);
 	par_destroy(p);
 	e->par = NULL;
 }
 
 /* ---------------- the main thread ---------------- */
-/* Taken branches br[0, n) of a job to the consumer. */
-static void give_branches(struct pt *e, const struct hwt_dec_branch *br, size_t n)
+/* Where deliver stands in a job's branches. */
+struct cur {
+	const struct pt_cbuf *b;
+	size_t i; /* in b */
+};
+
+/* The job's next n branches (from cu) to the consumer: the pieces as
+ * they are (in arrays of at most PT_CBUF_N, at most PT_BB_CAP). */
+static void give_branches(struct pt *e, struct cur *cu, size_t n)
 {
-	if (!n)
-		return;
-	if (!e->c->branches) {
-		for (size_t i = 0; i < n; i++)
-			pt_out_branch(e, br[i].from, br[i].to, br[i].kind, br[i].have_time,
-				      br[i].time_ns);
-		return;
+	_Static_assert(PT_CBUF_N <= PT_BB_CAP, "a piece is one branches() call");
+	if (n && e->c->branches)
+		pt_out_flush(e);
+	while (n) {
+		if (cu->i == cu->b->n) {
+			cu->b = cu->b->next;
+			cu->i = 0;
+		}
+		const struct hwt_dec_branch *br = cu->b->e + cu->i;
+		size_t m = cu->b->n - cu->i < n ? cu->b->n - cu->i : n;
+		if (e->c->branches)
+			e->c->branches(e->c->arg, e->th, br, m, e->img);
+		else
+			for (size_t k = 0; k < m; k++)
+				pt_out_branch(e, br[k].from, br[k].to, br[k].kind, br[k].have_time,
+					      br[k].time_ns);
+		cu->i += m;
+		n -= m;
 	}
-	pt_out_flush(e);
-	for (size_t k = 0; k < n; k += PT_BB_CAP)
-		e->c->branches(e->c->arg, e->th, br + k, n - k < PT_BB_CAP ? n - k : PT_BB_CAP,
-			       e->img);
 }
 
-/* A finished job's output to the consumer, in order. */
+/* A finished job's output to the consumer, in order; its pieces back to
+ * the pool. */
 static void deliver(struct pt *e, struct pt_job *j)
 {
-	const struct pt_cap *c = &j->out;
+	struct pt_cap *c = &j->out;
 	/* (the region being queued keeps its own) */
 	struct hwt_dec_thread *th0 = e->th;
 	const struct hwt_image *img0 = e->img;
 	e->th = j->th;
 	e->img = j->img;
+	struct cur cu = {c->head, 0};
 	size_t b = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pt_item *it = &c->it[i];
-		give_branches(e, c->br + b, it->nbr - b);
+		give_branches(e, &cu, it->nbr - b);
 		b = it->nbr;
 		switch (it->what) {
 		case P_INSN:
@@ -371,8 +454,9 @@ static void deliver(struct pt *e, struct pt_job *j)
 			break;
 		}
 	}
-	give_branches(e, c->br + b, c->nbr - b);
+	give_branches(e, &cu, c->nbr - b);
 	pt_out_flush(e);
+	pool_put(c);
 	e->th = th0;
 	e->img = img0;
 }
