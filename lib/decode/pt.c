@@ -334,7 +334,7 @@ static struct pt_item *pend_new(struct pt *e)
 	return &e->pend[e->npend++];
 }
 
-static void rg_close(struct pt *e);
+static inline void rg_close(struct pt *e);
 
 static void flush_pending(struct pt *e)
 {
@@ -387,12 +387,15 @@ static void rg_put(struct pt *e, const struct hwt_dec_range *r)
 	out_range(e, r);
 }
 
-static void rg_close(struct pt *e)
+static inline void rg_close(struct pt *e)
 {
 	if (!e->have_rcur)
 		return;
 	e->have_rcur = 0;
-	rg_put(e, &e->rcur);
+	if (!e->pend_active && !e->cap && e->rb && e->nrb < PT_RB_CAP)
+		e->rb[e->nrb++] = e->rcur; /* (out_range's common case) */
+	else
+		rg_put(e, &e->rcur);
 }
 
 /* n instructions from ip on, in sequence, the last at last (its end:
@@ -1102,9 +1105,14 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	}
 	uint64_t last_err_off = UINT64_MAX;
 	int same_err = 0;
+	/* the time after the last block (kept: the time before the next one
+	 * when no event or sync came between) */
+	int kept = 0, kh = 0;
+	uint64_t kt = 0;
 	int st = d_sync(e);
 	for (;;) {
 		if (st < 0) {
+			kept = 0;
 			if (st == HWT_ERR_EOS)
 				break;
 			uint64_t off = 0;
@@ -1123,6 +1131,7 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 		while (st >= 0 && (st & HWT_PTS_EVENT_PENDING)) {
 			struct hwt_pt_event ev;
 			st = d_event(e, &ev);
+			kept = 0;
 			if (st < 0)
 				break;
 			if (want_time && ev.has_tsc) {
@@ -1141,11 +1150,17 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 			struct hwt_pt_block b;
 			int hb = 0, ha = 0;
 			uint64_t tb = 0, ta = 0;
-			if (want_time)
-				hb = blk_time(e, &tb);
+			if (want_time) {
+				hb = kept ? kh : blk_time(e, &tb);
+				tb = kept ? kt : tb;
+			}
 			st = hwt_pt_block_next(e->bd, &b);
-			if (want_time)
+			if (want_time) {
 				ha = blk_time(e, &ta);
+				kept = 1;
+				kh = ha;
+				kt = ta;
+			}
 			/* past the end, the block ends with the first instruction
 			 * that needs trace: it was reached (as with insn_next) */
 			void (*deliver)(struct pt *, const struct hwt_pt_block *, uint32_t, int,
