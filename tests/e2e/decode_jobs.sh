@@ -12,7 +12,11 @@
 # corrupted traces (gaps), every output of hwt script
 # (tsv, text with times, --calls; on the signal recording also --no-time
 # text and calls; on the small recording also --insn and hwt report:
-# default, --coverage, --folded) with -j 1 --no-batch (the block-by-block
+# default, --coverage, --folded, --flamegraph, --drcov; on the one with
+# CYC timing also --flame-chart; hwt report and hwt timeline also on the
+# per-CPU and corrupted ones, the timeline on the signal one: instruction
+# ranges against the per-instruction callbacks of --no-batch) with
+# -j 1 --no-batch (the block-by-block
 # decode on one thread: the reference) equals, byte for byte and in exit
 # status, the one of -j 1 (batches: the default), -j 2 --no-path-cache,
 # -j 4 and -j 4 --no-batch.
@@ -106,10 +110,23 @@ for n in "${names[@]}"; do
 	f=$T/$n.data
 	modes="tsv text calls"
 	case $n in
-	small_psb) modes="$modes insn report coverage folded" ;;
-	sig) modes="$modes notime calls_nt" ;;
-	lone) modes="text calls" ;;
+	small_psb) modes="$modes insn report coverage folded flame drcov timeline" ;;
+	sig) modes="$modes notime calls_nt timeline" ;;
+	lone) modes="text calls report chart timeline" ;;
+	mt_cpu) modes="$modes report timeline" ;;
+	gzip_bad) modes="$modes coverage timeline" ;;
 	esac
+	# (under the sanitizers: hwt report and the timeline on the one with
+	# CYC timing, the small one, per-CPU and the corrupted one)
+	if [ "${HWT_SAN:-0}" = 1 ]; then
+		case $n in
+		lone) modes="text calls report timeline" ;;
+		small_psb) modes="tsv text calls insn report coverage folded timeline" ;;
+		mt_cpu) modes="tsv text calls report" ;;
+		gzip_bad) modes="tsv text calls coverage" ;;
+		sig) modes="tsv text calls notime calls_nt" ;;
+		esac
+	fi
 	for m in $modes; do
 		case $m in
 		tsv) a=(script -i "$f" --branches --format tsv) ;;
@@ -121,6 +138,10 @@ for n in "${names[@]}"; do
 		report) a=(report -i "$f") ;;
 		coverage) a=(report -i "$f" --coverage) ;;
 		folded) a=(report -i "$f" --folded) ;;
+		flame) a=(report -i "$f" --flamegraph) ;;
+		chart) a=(report -i "$f" --flame-chart) ;;
+		drcov) a=(report -i "$f" --drcov) ;;
+		timeline) a=(timeline -i "$f" --format chrome) ;;
 		esac
 		ref=$(out "$n" ref "${a[@]}" -j1 --no-batch)
 		bad=
