@@ -57,7 +57,8 @@ static const char usage_text[] =
     "                 .build-id/); repeatable; default $HWT_DEBUG_DIR (a:b)\n"
     "  -j N           decode on N threads (default: the online CPUs; the result\n"
     "                 is the same for every N)\n"
-    "  --no-batch     decode block by block, not in batches (slower; the result\n"
+    "  --no-batch     decode block by block, not in batches, and take every\n"
+    "                 instruction by itself, not in ranges (slower; the result\n"
     "                 is the same)\n";
 
 static const char unknown[] = "[unknown]";

@@ -48,8 +48,8 @@ static const char usage_text[] =
     "  --no-progress       no progress line on stderr\n"
     "  -j N                decode on N threads (default: the online CPUs; the\n"
     "                      result is the same for every N)\n"
-    "  --no-batch          decode block by block, not in batches (slower; the\n"
-    "                      result is the same)\n";
+    "  --no-batch          take every instruction by itself, not in ranges\n"
+    "                      (slower; the result is the same)\n";
 
 struct tl_exec {
 	uint32_t pid, tid;
