@@ -116,15 +116,14 @@ for n in "${names[@]}"; do
 	mt_cpu) modes="$modes report timeline" ;;
 	gzip_bad) modes="$modes coverage timeline" ;;
 	esac
-	# (under the sanitizers: hwt report and the timeline on the one with
-	# CYC timing, the small one, per-CPU and the corrupted one)
+	# (under the sanitizers: hwt report on the one with CYC timing and
+	# per-CPU, the timeline on the small one)
 	if [ "${HWT_SAN:-0}" = 1 ]; then
 		case $n in
-		lone) modes="text calls report timeline" ;;
+		lone) modes="text calls report" ;;
 		small_psb) modes="tsv text calls insn report coverage folded timeline" ;;
 		mt_cpu) modes="tsv text calls report" ;;
-		gzip_bad) modes="tsv text calls coverage" ;;
-		sig) modes="tsv text calls notime calls_nt" ;;
+		gzip_bad | sig) modes=${modes% timeline} modes=${modes% coverage} ;;
 		esac
 	fi
 	for m in $modes; do
