@@ -363,9 +363,16 @@ static const uint8_t lane_iota[64] __attribute__((aligned(64))) = {
     22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
     44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
 
+/* Eight PAD packets (type and size in each first word). */
+#define PAD_W HDR(HWT_PKT_PAD, 1)
+static const uint64_t pad8[24]
+    __attribute__((aligned(64))) = {PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0,
+				    PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0};
+
 /* The tables in registers. */
 struct simd_tabs {
 	__m512i lm[4], le[4], ce[4], cm;
+	__m512i pad[3]; /* eight PAD packets */
 };
 
 /* One chunk of the scan: the starts from entry s in pa[0, *cnt) (after
@@ -454,9 +461,11 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 		t.ce[i] = _mm512_load_si512((const void *)(code_ext + 64 * i));
 	}
 	t.cm = _mm512_load_si512((const void *)code_mode);
+	for (int i = 0; i < 3; i++)
+		t.pad[i] = _mm512_load_si512((const void *)(pad8 + 8 * i));
 	ex = simd_chunk(c, 0, pa[0], xa[0], ca[0], &cnt, &zero, &t);
 	for (;;) {
-		int more = ex >= 64 && c + 64 <= clim;
+		int more = ex >= 64 && c + 64 <= clim && (unsigned)(room - k) > cnt;
 		if (more)
 			nex = simd_chunk(c + 64, ex - 64, pa[cur ^ 1], xa[cur ^ 1], ca[cur ^ 1],
 					 &ncnt, &nzero, &t);
@@ -464,10 +473,16 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 		struct hwt_pt_packet *o = out + k;
 		const uint8_t *xc = xa[cur];
 		const uint16_t *cc = ca[cur];
-		if (zero) /* a run of PADs */
-			for (unsigned j = 0; j < n; j++)
+		if (zero) { /* a run of PADs: eight packets in three stores */
+			unsigned j = 0;
+			for (; j + 8 <= n; j += 8) {
+				_mm512_storeu_si512((void *)(o + j), t.pad[0]);
+				_mm512_storeu_si512((char *)(o + j) + 64, t.pad[1]);
+				_mm512_storeu_si512((char *)(o + j) + 128, t.pad[2]);
+			}
+			for (; j < n; j++)
 				put3(o + j, HDR(HWT_PKT_PAD, 1), 0, 0);
-		else
+		} else
 			for (unsigned j = 0; j < n; j++) {
 				const struct fast_entry *e = (const void *)(tab + cc[j]);
 				uint64_t x = ld64(c + xc[j]);
