@@ -367,7 +367,7 @@ static void t_long_streams(void)
 
 /* PAD runs (decoded in bulk by the batch loop) of every length up to 70,
  * after a prefix, followed by other packets or the buffer end at every
- * distance. */
+ * distance; and longer runs (chunks of PADs in the chunk scan). */
 static void t_pad_runs(void)
 {
 	static const uint8_t tail[] = {0x04, 0x2d, 0x11, 0x22, 0x00, 0x59, 0x00, 0x03};
@@ -382,6 +382,21 @@ static void t_pad_runs(void)
 					       : i < o + run ? 0x00
 							     : tail[(i - o - run) % sizeof(tail)];
 				compare(b, len, "pad run", (unsigned)run);
+				free(b);
+			}
+		}
+	}
+	/* long runs: whole 64-byte chunks of PADs, each packet compared */
+	for (size_t run = 60; run <= 300; run += 7) {
+		for (size_t o = 0; o < 4; o++) {
+			for (size_t extra = 0; extra <= 90; extra += 15) {
+				size_t len = o + run + extra;
+				uint8_t *b = malloc(len);
+				for (size_t i = 0; i < len; i++)
+					b[i] = i < o	     ? 0x06
+					       : i < o + run ? 0x00
+							     : tail[(i - o - run) % sizeof(tail)];
+				compare_n(b, len, "long pad run", (unsigned)run, 8192);
 				free(b);
 			}
 		}
