@@ -70,7 +70,7 @@ try gzip_noretcomp rec gzip_noretcomp "noretcomp=1" $GZ
 try gzip_timing rec gzip_timing "tsc=1,mtc=1,cyc=1" $GZ
 try gzip_chunk4k raw gzip_chunk4k 4096 "" $GZ
 try mt rec mt "tsc,mtc" "$T/mt"
-try sig rec sig "" "$T/sb" 1
+try sig rec sig "" "$T/sb" 1 200
 try lone rec lone "tsc=1,mtc=1,cyc=1" "$T/lj" 3000
 # (PSBs every 2 KiB: many segments in a small trace, for the instruction
 # outputs, which are long)
