@@ -218,8 +218,8 @@ static void t_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_ins
 /* Ranges: a system call is the last instruction of its range (ranges end
  * after far transfers), at the range's time; then the branch, as
  * t_insn and t_branch take them. */
-static void t_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *rg,
-		     size_t n, const struct hwt_image *img)
+static void t_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *rg, size_t n,
+		     const struct hwt_image *img)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct hwt_dec_range *x = &rg[i];

@@ -170,8 +170,8 @@ static void v_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_
  * a range, and its instructions have one time (the time from the
  * thread's last one goes with the first); a drcov block runs on to the
  * end of the range's last instruction. */
-static void v_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *rg,
-		     size_t n, const struct hwt_image *img)
+static void v_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *rg, size_t n,
+		     const struct hwt_image *img)
 {
 	struct views *v = arg;
 	struct vthread *th = vt(v, t);
