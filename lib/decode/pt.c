@@ -27,8 +27,14 @@
  * hwt_pt_block_batch, with the path cache and, with times, its time
  * entries), the same branches at the same times with one decoder call
  * per many; branches go to a consumer's branches callback
- * in arrays (PT_BB_CAP).  Per-CPU queues: pt_cpu.c; regions decoded on
- * several threads: pt_par.c.
+ * in arrays (PT_BB_CAP).  Consumers of instruction ranges get the block
+ * loop's (or, per-CPU, the instruction decoder's) instructions gathered
+ * into runs of sequential instructions at one time, each closed by the
+ * taken branch after it (rg_add, rg_branch: the branch the loop derives
+ * when its target's instruction comes), a far transfer, or a change of
+ * time, mode or destination (output or the pending list, which holds
+ * ranges then), in arrays (PT_RB_CAP).  Per-CPU queues: pt_cpu.c;
+ * regions decoded on several threads: pt_par.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
