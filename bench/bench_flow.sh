@@ -34,6 +34,9 @@
 #   script-fmt: tsv T ns, ..., insn I ns per line: the formatters of
 #           hwt script alone (bench/bench_hwt_fmt: lines of branches taken
 #           from the small recording, formatted into the output buffer)
+#   report: hwt report -j1 (hot functions: every instruction counted for
+#           its function, in instruction ranges) R s, --no-batch (one
+#           callback per instruction) RN s, speedup RN/R; CPU time
 # where flow-decode's parenthesis says FAIL if the two decoders disagree
 # on the number of instructions.
 set -u
@@ -128,6 +131,11 @@ awk -v a="$dec1_s" -v b="$decn_s" -v c="$par1_s" -v d="$parn_s" -v n="$NCPU" -v 
 }'
 awk -v a="$rss1" -v b="$rssn" -v c="$rss_small" -v n="$NCPU" 'BEGIN {
 	printf "script-rss: -j1 %.1f MB, -j%d %.1f MB (small trace: -j1 %.1f MB; peak RSS of hwt script --branches --format tsv)\n", a / 1024, n, b / 1024, c / 1024
+}'
+report_s=$(cpu "$H" report -i "$C/flow.data" --no-progress -j1)
+report_nb_s=$(cpu "$H" report -i "$C/flow.data" --no-progress -j1 --no-batch)
+awk -v r="$report_s" -v n="$report_nb_s" -v b="$bytes" 'BEGIN {
+	printf "report: hwt report -j1 %.2f s (%.1f MB/s), --no-batch %.2f s, speedup %.2f (hot functions, instructions in ranges against one callback per instruction; %.0f MB of trace, CPU time)\n", r, b / 1e6 / (r > 0 ? r : 1e-9), n, n / (r > 0 ? r : 1e-9), b / 1e6
 }'
 HFMT=$B/bench/bench_hwt_fmt
 if [ -x "$HFMT" ]; then

@@ -13,8 +13,9 @@
  *     offset in that block context (the decoder's unchecked fast paths
  *     against the checked one);
  *   - the same trace as a two-part ring, split at a point derived from the
- *     input, and bulk decoding (hwt_pt_pkt_next_batch) give exactly the
- *     same packets, offsets and errors, with and without the packet-level
+ *     input, and bulk decoding (hwt_pt_pkt_next_batch, with the 64-byte
+ *     chunk scan off and on where the CPU has it) give exactly the same
+ *     packets, offsets and errors, with and without the packet-level
  *     errata (chosen by an input bit).
  * The two ring parts are separate exact-size allocations, so ASan reports
  * any read past a part.
@@ -25,6 +26,7 @@
 
 #include "hwt/pt_config.h"
 #include "hwt/pt_packet.h"
+#include "pt/packet_int.h"
 
 #include "fuzz.h"
 
@@ -55,11 +57,12 @@ static void check_ref(const struct hwt_pt_buf *buf, uint64_t off, int r,
 }
 
 static size_t walk(const struct hwt_pt_buf *buf, struct event *ev, size_t max, int batch,
-		   int errata)
+		   int errata, int simd)
 {
 	int ref = !errata && !buf->begin2, ctx = HWT_PKT_CTX_NONE;
 	struct hwt_pt_pkt_decoder *dec = hwt_pt_pkt_alloc(buf);
 	ENSURE(dec);
+	pkt_set_simd(dec, simd);
 	if (errata) {
 		struct hwt_pt_errata er = {0};
 		er.skd007 = er.skz84 = 1;
@@ -71,7 +74,7 @@ static size_t walk(const struct hwt_pt_buf *buf, struct event *ev, size_t max, i
 	while (r >= 0 && n < max) {
 		ENSURE(++steps <= 2 * total + 4);
 		uint64_t off, after;
-		struct hwt_pt_packet p, pk[8];
+		struct hwt_pt_packet p, pk[64];
 		ENSURE(hwt_pt_pkt_offset(dec, &off) == 0);
 		ENSURE(off + 15 >= last && off <= total);
 		last = off;
@@ -175,10 +178,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hwt_pt_buf one = {copy, copy + size, NULL, NULL};
 	struct hwt_pt_buf two = {p1, p1 + split, p2, p2 + (size - split)};
 	int errata = size > 2 && (data[2] & 1);
-	size_t na = walk(&one, a, max, 0, errata);
-	static const int batches[] = {0, 1, 5};
-	for (int k = 0; k < 6; k++) {
-		size_t nb = walk(k < 3 ? &two : &one, b, max, batches[k % 3], errata);
+	size_t na = walk(&one, a, max, 0, errata, 0);
+	/* ring or not, batch size (0: next), the batch loop's chunk scan
+	 * (where the CPU has it) */
+	static const struct {
+		int ring, batch, simd;
+	} cases[] = {{1, 0, 0}, {1, 1, 0},  {1, 5, 1}, {1, 64, 1},
+		     {0, 5, 0}, {0, 64, 0}, {0, 1, 1}, {0, 64, 1}};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		size_t nb = walk(cases[k].ring ? &two : &one, b, max, cases[k].batch, errata,
+				 cases[k].simd);
 		ENSURE(na == nb);
 		for (size_t i = 0; i < na; i++) {
 			ENSURE(a[i].off == b[i].off && a[i].r == b[i].r && a[i].nenc == b[i].nenc);

@@ -40,7 +40,8 @@ run_section pkt-decode "$B/bench/bench_pkt" "${HWT_BENCH_PKT_MIB:-256}"
 
 # --- section: flow decoding, hwt vs libipt vs perf script (helper "script") ---
 # >= 100 MB gzip trace from the emulated unit, cached in $B/bench-cache/;
-# prints "flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ...".
+# prints "flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ...",
+# and script-tsv, flow-parallel, script-rss, script-fmt and report lines.
 out=$(bench/bench_flow.sh "$B") || status=1
 echo "$out"
 

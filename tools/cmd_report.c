@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "hwt/decode.h"
+#include "hwt/x86.h"
 #include "out/out.h"
 #include "progress.h"
 #include "report_mem.h"
@@ -56,7 +57,8 @@ static const char usage_text[] =
     "                 .build-id/); repeatable; default $HWT_DEBUG_DIR (a:b)\n"
     "  -j N           decode on N threads (default: the online CPUs; the result\n"
     "                 is the same for every N)\n"
-    "  --no-batch     decode block by block, not in batches (slower; the result\n"
+    "  --no-batch     decode block by block, not in batches, and take every\n"
+    "                 instruction by itself, not in ranges (slower; the result\n"
     "                 is the same)\n";
 
 static const char unknown[] = "[unknown]";
@@ -156,6 +158,7 @@ struct report {
 	struct hmap fmap;  /* name -> func index + 1 */
 	struct hmap insns; /* distinct (ip, 0) */
 	struct hmap blocks;
+	struct hmap ranges; /* --coverage: ranges whose instructions are in insns */
 	struct node *nodes;
 	size_t nn, capn;
 	struct hmap nmap; /* (parent, name) -> node */
@@ -295,13 +298,9 @@ static void r_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_ins
 	}
 }
 
-static void r_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
-		     const struct hwt_image *img, int have_time, uint64_t time_ns)
+static void branch_to(struct report *r, struct rthread *th, const struct hwt_image *img,
+		      uint64_t to, int kind)
 {
-	struct report *r = arg;
-	struct rthread *th = rt(t);
-	if (!th)
-		return;
 	th->block_start = 1;
 	if (r->mode != 2)
 		return;
@@ -314,6 +313,111 @@ static void r_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_
 			th->node = r->nodes[th->node].parent;
 		else /* returned above where the trace began: re-root */
 			th->node = node_child(r, 0, fname(r, img, to));
+	}
+}
+
+static void r_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
+		     const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct report *r = arg;
+	struct rthread *th = rt(t);
+	if (th)
+		branch_to(r, th, img, to, kind);
+}
+
+/* --coverage: the instructions of x (n of them from ip, named name) not
+ * seen before; 0, or -1 if they do not decode. */
+static int r_distinct(struct report *r, const struct hwt_image *img, const struct hwt_dec_range *x,
+		      uint64_t ip, uint32_t n, struct func *f)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		int is_new;
+		hmap_get(&r->insns, ip, 1, 1, &is_new);
+		if (is_new)
+			f->distinct_insns++;
+		if (i + 1 == n)
+			break;
+		uint8_t buf[15];
+		struct hwt_x86_insn in;
+		int got = hwt_image_read(img, ip, buf, sizeof(buf));
+		if (got <= 0 || hwt_x86_decode(buf, (size_t)got, ip, x->mode ? x->mode : 64, &in))
+			return -1;
+		ip += in.size;
+	}
+	return 0;
+}
+
+/* The instructions of range x, as r_insn takes them one by one: the
+ * time from the thread's last one goes to the first one's function (the
+ * others have the same time); counts go to each instruction's function
+ * (sp_range_piece: one piece per function the range runs through). */
+static void r_run(struct report *r, struct rthread *th, const struct hwt_image *img,
+		  const struct hwt_dec_range *x)
+{
+	r->total += x->n;
+	if (r->mode == 2) {
+		if (!th->node)
+			th->node = node_child(r, 0, fname(r, img, x->ip));
+		if (th->node)
+			r->nodes[th->node].count += x->n;
+		return;
+	}
+	/* --coverage: a range seen before has its instructions in insns */
+	int seen = 1;
+	if (r->mode == 1 && x->last - x->ip < (1ull << 32)) {
+		int is_new;
+		uint32_t v = hmap_get(&r->ranges, x->ip, (x->last - x->ip) | (uint64_t)x->n << 32,
+				      1, &is_new);
+		seen = v && !is_new;
+	} else if (r->mode == 1) {
+		seen = 0;
+	}
+	uint64_t ip = x->ip;
+	int first = 1;
+	for (uint32_t left = x->n; left;) {
+		const char *name;
+		uint64_t at = ip;
+		uint32_t k = sp_range_piece(r->sc, img, x, &ip, left, &name);
+		struct func *f = func_of(r, name ? name : unknown);
+		if (!f)
+			return;
+		f->insns += k;
+		if (first && x->have_time) {
+			if (th->have_last && x->time_ns >= th->last_time)
+				f->time_ns += x->time_ns - th->last_time;
+			th->last_time = x->time_ns;
+			th->have_last = 1;
+			r->have_time = 1;
+		}
+		if (r->mode == 1) {
+			int is_new;
+			if (first && th->block_start) {
+				hmap_get(&r->blocks, at, 2, 1, &is_new);
+				if (is_new)
+					f->blocks++;
+			}
+			th->block_start = 0;
+			if (!seen && r_distinct(r, img, x, at, k, f))
+				r->nomem = 1; /* (cannot happen: the decoder read them) */
+		}
+		first = 0;
+		left -= k;
+	}
+}
+
+static void r_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *rg, size_t n,
+		     const struct hwt_image *img)
+{
+	struct report *r = arg;
+	struct rthread *th = rt(t);
+	if (!th)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_dec_range *x = &rg[i];
+		if (x->n)
+			r_run(r, th, img, x);
+		if (x->kind != HWT_DEC_NO_BRANCH)
+			branch_to(r, th, img, x->to, x->kind);
 	}
 }
 
@@ -506,6 +610,13 @@ int hwt_cmd_report(int argc, char **argv)
 	    .gap = r_gap,
 	    .thread_free = r_thread_free,
 	};
+	/* instructions in ranges, but per instruction with --no-batch (the
+	 * reference) and --srcline (names change within functions) */
+	if (!sp_no_batch() && !r.sl) {
+		c.insn = NULL;
+		c.branch = NULL;
+		c.ranges = r_ranges;
+	}
 	/* per-thread state (rthread: small, one per thread) goes with the
 	 * decoder's threads */
 	struct progress *pg = progress_start("report", input, progress);
@@ -520,6 +631,7 @@ int hwt_cmd_report(int argc, char **argv)
 	hmap_free(&r.fmap);
 	hmap_free(&r.insns);
 	hmap_free(&r.blocks);
+	hmap_free(&r.ranges);
 	hmap_free(&r.nmap);
 	free(r.f);
 	free(r.nodes);

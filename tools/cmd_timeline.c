@@ -30,7 +30,7 @@
 static const char usage_text[] =
     "usage: hwt timeline [-i FILE | FILE] [-o OUT] [--format perfetto|chrome]\n"
     "                    [--min-duration TIME] [--time START,END] [--max-depth N]\n"
-    "                    [--no-progress]\n"
+    "                    [--no-progress] [-j N] [--no-batch]\n"
     "\n"
     "Write the calls of a recording (default hwt.data) as a timeline: one track\n"
     "per thread, grouped by process, one slice per call, instant events for\n"
@@ -45,7 +45,11 @@ static const char usage_text[] =
     "  --time START,END    only this window, in the seconds 'hwt script' prints\n"
     "                      (e.g. 0.0012,0.0015; either may be left empty)\n"
     "  --max-depth N       leave out calls deeper than N per thread\n"
-    "  --no-progress       no progress line on stderr\n";
+    "  --no-progress       no progress line on stderr\n"
+    "  -j N                decode on N threads (default: the online CPUs; the\n"
+    "                      result is the same for every N)\n"
+    "  --no-batch          take every instruction by itself, not in ranges\n"
+    "                      (slower; the result is the same)\n";
 
 struct tl_exec {
 	uint32_t pid, tid;
@@ -211,6 +215,27 @@ static void t_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_ins
 		st->nomem = 1;
 }
 
+/* Ranges: a system call is the last instruction of its range (ranges end
+ * after far transfers), at the range's time; then the branch, as
+ * t_insn and t_branch take them. */
+static void t_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *rg, size_t n,
+		     const struct hwt_image *img)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_dec_range *x = &rg[i];
+		if (__builtin_expect(x->n && x->iclass == HWT_INSN_SYSCALL, 0)) {
+			struct hwt_dec_insn in;
+			memset(&in, 0, sizeof(in));
+			in.ip = x->last;
+			in.iclass = HWT_INSN_SYSCALL;
+			t_insn(arg, t, &in, img, x->have_time, x->time_ns);
+		}
+		if (x->kind != HWT_DEC_NO_BRANCH)
+			t_branch(arg, t, x->from, x->to, x->kind, img, x->br_have_time,
+				 x->br_time_ns);
+	}
+}
+
 static void t_gap(void *arg, struct hwt_dec_thread *t, uint64_t offset, uint64_t ip, int err)
 {
 	struct tl_state *st = arg;
@@ -248,6 +273,11 @@ int timeline_write(const char *input, int fd, const char *what,
 	    .branch = t_branch,
 	    .gap = t_gap,
 	};
+	if (!sp_no_batch()) { /* (per instruction: the reference) */
+		c.insn = NULL;
+		c.branch = NULL;
+		c.ranges = t_ranges;
+	}
 	struct progress *pg = progress_start("timeline", input, progress);
 	rc = sp_run_progress(input, "timeline", &c, pg);
 	progress_stop(pg);
@@ -282,9 +312,14 @@ int hwt_cmd_timeline(int argc, char **argv)
 	hwt_timeline_config_init(&cfg);
 	cfg.format = HWT_TL_PERFETTO;
 	int progress = 1;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1, k; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if ((k = sp_parse_decode_opt("timeline", argc, argv, &i)) != 0) {
+			if (k < 0)
+				return cli_usage_error(usage_text);
+			continue;
+		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage_text, stdout);
 			return 0;

@@ -133,13 +133,9 @@ static void end_block(struct views *v, struct vthread *th)
 	th->bstart = 0;
 }
 
-static void v_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
-		     const struct hwt_image *img, int have_time, uint64_t time_ns)
+static void branch_do(struct views *v, struct vthread *th, uint64_t from, uint64_t to, int kind,
+		      const struct hwt_image *img)
 {
-	struct views *v = arg;
-	struct vthread *th = vt(v, t);
-	if (!th)
-		return;
 	if (v->kind == RV_LCOV) {
 		if (kind == HWT_BR_JCC && hwt_lcov_taken(v->lc, img, from, 1))
 			v->nomem = 1;
@@ -157,6 +153,55 @@ static void v_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_
 			th->node = p;
 		else /* returned above where the trace began: re-root */
 			flame_enter(v, th, th->root, fname(v, img, to));
+	}
+}
+
+static void v_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
+		     const struct hwt_image *img, int have_time, uint64_t time_ns)
+{
+	struct views *v = arg;
+	struct vthread *th = vt(v, t);
+	if (th)
+		branch_do(v, th, from, to, kind, img);
+}
+
+/* Ranges (flame graph and chart, drcov), as v_insn and v_branch take
+ * their instructions and branch: the frame on top does not change within
+ * a range, and its instructions have one time (the time from the
+ * thread's last one goes with the first); a drcov block runs on to the
+ * end of the range's last instruction. */
+static void v_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *rg, size_t n,
+		     const struct hwt_image *img)
+{
+	struct views *v = arg;
+	struct vthread *th = vt(v, t);
+	if (!th)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_dec_range *x = &rg[i];
+		if (!x->n) {
+		} else if (v->kind == RV_DRCOV) {
+			if (!th->bstart) {
+				th->bstart = x->ip;
+				th->bmod = hwt_drcov_module(v->dc, img, x->ip);
+				if (th->bmod < -1)
+					v->nomem = 1;
+			}
+			th->bend = x->end;
+		} else {
+			if (!th->node)
+				flame_enter(v, th, th->root, fname(v, img, x->ip));
+			uint64_t dt = 0;
+			if (x->have_time) {
+				if (th->have_last && x->time_ns >= th->last_time)
+					dt = x->time_ns - th->last_time;
+				th->last_time = x->time_ns;
+				th->have_last = 1;
+			}
+			hwt_flame_count(v->fl, th->node, x->n, dt);
+		}
+		if (x->kind != HWT_DEC_NO_BRANCH)
+			branch_do(v, th, x->from, x->to, x->kind, img);
 	}
 }
 
@@ -223,6 +268,13 @@ int report_views(const char *input, int kind, const char *output, int progress)
 	    .branch = v_branch,
 	    .gap = v_gap,
 	};
+	/* lcov counts each instruction's address: per instruction; the
+	 * others in ranges (per instruction with --no-batch: the reference) */
+	if (kind != RV_LCOV && !sp_no_batch()) {
+		c.insn = NULL;
+		c.branch = NULL;
+		c.ranges = v_ranges;
+	}
 	struct progress *pg = progress_start("report", input, progress);
 	int rc = sp_run_progress(input, "report", &c, pg);
 	progress_stop(pg);

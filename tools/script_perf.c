@@ -16,6 +16,7 @@
 #include "hwt/decode.h"
 #include "hwt/error.h"
 #include "hwt/perf_data.h"
+#include "hwt/x86.h"
 #include "script_perf.h"
 
 /* ---------------- symbol cache ---------------- */
@@ -31,7 +32,8 @@ struct sc_entry {
 	uint64_t ip;
 	const char *name;
 	uint64_t off;
-	int valid;
+	uint64_t end; /* have_end: where the name may change */
+	uint8_t valid, have_end;
 };
 
 struct sp_symcache {
@@ -89,6 +91,7 @@ const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint6
 		uint64_t o = 0;
 		e->ip = ip;
 		e->valid = 1;
+		e->have_end = 0;
 		e->name = NULL;
 		e->off = 0;
 		const char *path;
@@ -106,6 +109,53 @@ const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint6
 	}
 	*off = e->off;
 	return e->name;
+}
+
+const char *sp_symbol_end(struct sp_symcache *sc, const struct hwt_image *img, uint64_t ip,
+			  uint64_t *end)
+{
+	uint64_t off;
+	const char *name = sp_symbol(sc, img, ip, &off);
+	struct sc_entry *e = &sc->e[(ip ^ (ip >> 13)) % SC_SIZE];
+	if (!e->have_end) {
+		if (!img || hwt_image_symbol_end(img, ip, &e->end))
+			e->end = ip + 1; /* (no image: one address at a time) */
+		e->have_end = 1;
+	}
+	*end = e->end;
+	return name;
+}
+
+/* The size of the instruction at ip (0 if it does not decode). */
+static unsigned insn_size(const struct hwt_image *img, uint64_t ip, int mode)
+{
+	uint8_t buf[15];
+	int n = img ? hwt_image_read(img, ip, buf, sizeof(buf)) : -1;
+	struct hwt_x86_insn in;
+	if (n <= 0 || hwt_x86_decode(buf, (size_t)n, ip, mode ? mode : 64, &in))
+		return 0;
+	return in.size;
+}
+
+uint32_t sp_range_piece(struct sp_symcache *sc, const struct hwt_image *img,
+			const struct hwt_dec_range *r, uint64_t *ip, uint32_t left,
+			const char **name)
+{
+	uint64_t end;
+	*name = sp_symbol_end(sc, img, *ip, &end);
+	if (r->last < end || left <= 1)
+		return left; /* (the last instruction is at r->last) */
+	uint32_t k = 0;
+	uint64_t at = *ip;
+	while (k < left && at < end) {
+		unsigned sz = insn_size(img, at, r->mode);
+		if (!sz)
+			return left; /* (cannot happen: the decoder read them) */
+		at += sz;
+		k++;
+	}
+	*ip = at;
+	return k;
 }
 
 /* Progress: the file offset where each AUXTRACE chunk ends (a first pass
@@ -139,6 +189,11 @@ static uint64_t *chunk_ends(struct hwt_perf_reader *r, size_t *n)
 static unsigned dec_jobs, dec_flags;
 /* --debug-dir folders, colon-separated ("": $HWT_DEBUG_DIR) */
 static char dec_debug_dirs[8192];
+
+int sp_no_batch(void)
+{
+	return !!(dec_flags & HWT_DECODER_NO_BATCH);
+}
 
 void sp_set_decode(unsigned jobs, unsigned flags)
 {

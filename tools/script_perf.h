@@ -8,6 +8,8 @@
 
 #include "hwt/image.h"
 
+struct hwt_dec_range;
+
 struct hwt_decode_consumer;
 
 /* Decode every AUXTRACE stream of the file with the library's recording
@@ -37,6 +39,23 @@ void sp_symcache_free(struct sp_symcache *sc);
 /* name (NULL if unknown) and offset of ip in img. */
 const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint64_t ip,
 		      uint64_t *off);
+
+/* sp_symbol's name, and *end: the address where it may change next
+ * (hwt_image_symbol_end; ip + 1 without an image). */
+const char *sp_symbol_end(struct sp_symcache *sc, const struct hwt_image *img, uint64_t ip,
+			  uint64_t *end);
+/* A range's instructions by name (sp_symbol): the piece from *ip on, of
+ * left instructions (at most), that has one name (*name): its count;
+ * *ip moves to the next piece's first instruction when the piece ends
+ * before the range does.  Walks instructions (x86 lengths) only where the
+ * range crosses a symbol's end.  Call with *ip = r->ip, left = r->n, then
+ * on while left -= count is not 0. */
+uint32_t sp_range_piece(struct sp_symcache *sc, const struct hwt_image *img,
+			const struct hwt_dec_range *r, uint64_t *ip, uint32_t left,
+			const char **name);
+/* --no-batch was given: tools use the per-instruction callbacks (the
+ * reference the ranges must equal). */
+int sp_no_batch(void);
 
 /* "hwt script" on a perf.data file (argv as hwt_cmd_script's). */
 int hwt_script_perf(int argc, char **argv);

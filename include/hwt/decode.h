@@ -175,6 +175,42 @@ struct hwt_dec_branch {
 	uint64_t time_ns;
 };
 
+/* A run of instructions executed one after the other
+ * (hwt_decode_consumer.ranges), and the taken branch that follows it.
+ * Its n instructions are at consecutive addresses from ip up to and
+ * including last (end: the byte after last's instruction, last + its
+ * size); the instructions between give no class (each is a non-branch,
+ * or a conditional branch not taken); every one of them has the time
+ * have_time/time_ns, the one the insn callback would give it (a run
+ * whose instructions would get different times comes as several
+ * ranges).  kind (enum hwt_branch_kind, or HWT_DEC_NO_BRANCH): the taken
+ * branch from -> to that comes after the instructions, at br_time_ns
+ * (with br_have_time), as the branch callback would give it (from is
+ * last, except for a branch into an asynchronous event, HWT_BR_ASYNC);
+ * a range of n == 0 is that branch alone.  A consumer processes a range
+ * as the instructions (insn) then the branch (branch).  Where a range
+ * crosses a symbol's end (code that falls through into the next
+ * function), only the instructions' lengths tell where it crosses:
+ * hwt_image_symbol_end says where a symbol's answer may change,
+ * hwt_x86_decode gives the lengths (ranges of other formats than Intel
+ * PT hold one instruction). */
+#define HWT_DEC_NO_BRANCH 0xffu
+struct hwt_dec_range {
+	uint64_t ip;   /* the first instruction (n >= 1) */
+	uint64_t last; /* the last instruction */
+	uint64_t end;  /* last + the last instruction's size */
+	uint64_t time_ns;
+	uint64_t from, to; /* the taken branch after the range (kind) */
+	uint64_t br_time_ns;
+	uint32_t n;	   /* instructions (0: only the branch) */
+	uint8_t have_time; /* time_ns is the instructions' time */
+	uint8_t iclass;	   /* enum hwt_insn_class of the last instruction
+			    * (a range ends after a far transfer, syscall) */
+	uint8_t mode;	   /* 16, 32, 64 (x86), or the format's ISA mode */
+	uint8_t kind;	   /* enum hwt_branch_kind, or HWT_DEC_NO_BRANCH */
+	uint8_t br_have_time;
+};
+
 /* Consumer flags. */
 enum hwt_dec_flags {
 	HWT_DEC_WANT_TIME = 1 << 0, /* fill have_time/time_ns (costs some speed) */
@@ -211,6 +247,14 @@ struct hwt_decode_consumer {
 	 * batch (Intel PT) call it once per many branches. */
 	void (*branches)(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_branch *br,
 			 size_t n, const struct hwt_image *img);
+	/* Instructions and taken branches in arrays of ranges (instead of
+	 * insn, branch and branches, which are then not called; raw bytes
+	 * are not given): n >= 1 ranges of thread t, in order, in order with
+	 * the other callbacks.  Decoders that batch (Intel PT) call it once
+	 * per many ranges (one per taken branch, about); the others once per
+	 * instruction or branch. */
+	void (*ranges)(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *r, size_t n,
+		       const struct hwt_image *img);
 };
 
 /* ---------------- the recording decoder ---------------- */

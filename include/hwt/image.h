@@ -68,6 +68,14 @@ int hwt_image_read(const struct hwt_image *img, uint64_t addr, void *buf, size_t
 int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
 		     uint64_t *offset);
 
+/* Where hwt_image_symbol's and hwt_image_where's answers for addr may
+ * change next: *end, the lowest address above addr that is the start of
+ * a symbol or a mapped piece, the end of addr's symbol (if it has a size)
+ * or of its piece (UINT64_MAX if none); every address in [addr, *end)
+ * gets the same answers as addr (with the offsets moved).  0, or
+ * HWT_ERR_INVALID. */
+int hwt_image_symbol_end(const struct hwt_image *img, uint64_t addr, uint64_t *end);
+
 /* The data object (symbol with a size: variables in .data, .bss,
  * .rodata) of a loaded ELF file that contains addr, also where the file
  * maps no bytes (.bss): 0 with *name and *offset, or HWT_ERR_NOMAP. */

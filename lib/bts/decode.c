@@ -77,7 +77,7 @@ static void decode(struct bts_state *s, struct bts_queue *bq, struct hwt_dec_thr
 	cfg.begin = buf;
 	cfg.end = buf + size;
 	cfg.offset = off;
-	cfg.walk = c && c->insn;
+	cfg.walk = c && (c->insn || c->ranges);
 	cfg.have_prev = (uint8_t)bq->have_prev;
 	cfg.prev_to = bq->prev_to;
 	struct hwt_bts_decoder *d = hwt_bts_alloc(&cfg, img);

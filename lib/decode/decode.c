@@ -389,15 +389,37 @@ void hwt_dec_emit_insn(struct hwt_decoder *d, struct hwt_dec_thread *t,
 		       const struct hwt_dec_insn *in, const struct hwt_image *img, int have_time,
 		       uint64_t time_ns)
 {
-	if (d->c.insn)
+	if (d->c.ranges) {
+		struct hwt_dec_range r;
+		memset(&r, 0, sizeof(r));
+		r.ip = r.last = in->ip;
+		r.end = in->ip + in->size;
+		r.n = 1;
+		r.have_time = (uint8_t) !!have_time;
+		r.time_ns = have_time ? time_ns : 0;
+		r.iclass = in->iclass;
+		r.mode = in->mode;
+		r.kind = HWT_DEC_NO_BRANCH;
+		d->c.ranges(d->c.arg, t, &r, 1, img);
+	} else if (d->c.insn) {
 		d->c.insn(d->c.arg, t, in, img, have_time, time_ns);
+	}
 }
 
 void hwt_dec_emit_branch(struct hwt_decoder *d, struct hwt_dec_thread *t, uint64_t from,
 			 uint64_t to, int kind, const struct hwt_image *img, int have_time,
 			 uint64_t time_ns)
 {
-	if (d->c.branches) {
+	if (d->c.ranges) {
+		struct hwt_dec_range r;
+		memset(&r, 0, sizeof(r));
+		r.from = from;
+		r.to = to;
+		r.kind = (uint8_t)kind;
+		r.br_have_time = (uint8_t) !!have_time;
+		r.br_time_ns = have_time ? time_ns : 0;
+		d->c.ranges(d->c.arg, t, &r, 1, img);
+	} else if (d->c.branches) {
 		struct hwt_dec_branch b = {.from = from,
 					   .to = to,
 					   .kind = (uint8_t)kind,

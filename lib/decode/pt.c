@@ -27,8 +27,14 @@
  * hwt_pt_block_batch, with the path cache and, with times, its time
  * entries), the same branches at the same times with one decoder call
  * per many; branches go to a consumer's branches callback
- * in arrays (PT_BB_CAP).  Per-CPU queues: pt_cpu.c; regions decoded on
- * several threads: pt_par.c.
+ * in arrays (PT_BB_CAP).  Consumers of instruction ranges get the block
+ * loop's (or, per-CPU, the instruction decoder's) instructions gathered
+ * into runs of sequential instructions at one time, each closed by the
+ * taken branch after it (rg_add, rg_branch: the branch the loop derives
+ * when its target's instruction comes), a far transfer, or a change of
+ * time, mode or destination (output or the pending list, which holds
+ * ranges then), in arrays (PT_RB_CAP).  Per-CPU queues: pt_cpu.c;
+ * regions decoded on several threads: pt_par.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +212,10 @@ static void ev_convert(struct hwt_dec_event *o, const struct hwt_pt_event *ev)
  * worker of the parallel decode, into the job's output (pt_par.c) */
 void pt_out_flush(struct pt *e)
 {
+	if (e->nrb) {
+		e->c->ranges(e->c->arg, e->th, e->rb, e->nrb, e->img);
+		e->nrb = 0;
+	}
 	if (e->nbb) {
 		e->c->branches(e->c->arg, e->th, e->bb, e->nbb, e->img);
 		e->nbb = 0;
@@ -291,6 +301,24 @@ void pt_out_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_
 	out_branch(e, from, to, kind, have_time, t);
 }
 
+/* A finished range to the consumer's array (or the worker's output). */
+static void out_range(struct pt *e, const struct hwt_dec_range *r)
+{
+	if (e->cap) {
+		struct hwt_dec_range *o = pt_cap_range(e);
+		if (o)
+			*o = *r;
+		return;
+	}
+	if (!e->rb && !(e->rb = malloc(PT_RB_CAP * sizeof(*e->rb)))) {
+		e->c->ranges(e->c->arg, e->th, r, 1, e->img);
+		return;
+	}
+	if (e->nrb == PT_RB_CAP)
+		pt_out_flush(e);
+	e->rb[e->nrb++] = *r;
+}
+
 static void deliver_event(struct pt *e, const struct hwt_pt_event *ev, int have_time, uint64_t t)
 {
 	pt_out_event(e, ev, have_time, t);
@@ -313,12 +341,18 @@ static struct pt_item *pend_new(struct pt *e)
 	return &e->pend[e->npend++];
 }
 
+static inline void rg_close(struct pt *e);
+
 static void flush_pending(struct pt *e)
 {
 	const struct hwt_decode_consumer *c = e->c;
+	if (e->have_rcur)
+		rg_close(e);
 	for (size_t i = 0; i < e->npend; i++) {
 		const struct pt_item *p = &e->pend[i];
-		if (p->what == P_BRANCH) {
+		if (p->what == P_RANGE) {
+			out_range(e, &e->prg[p->u.ev]);
+		} else if (p->what == P_BRANCH) {
 			out_branch(e, p->u.br.from, p->u.br.to, p->kind, p->have_time, p->time);
 		} else if (p->what == P_EVENT) {
 			deliver_event(e, &e->pevs[p->u.ev], p->have_time, p->time);
@@ -328,12 +362,105 @@ static void flush_pending(struct pt *e)
 	}
 	e->npend = 0;
 	e->npevs = 0;
+	e->nprg = 0;
 	e->pend_active = 0;
+}
+
+/* ---- ranges (consumers of ranges): the instructions go into the range
+ * being built (rcur) while they follow one another at one time; a taken
+ * branch ends it; a finished range goes out, or into the pending list */
+static void rg_put(struct pt *e, const struct hwt_dec_range *r)
+{
+	if (e->pend_active) {
+		if (e->nprg == e->capprg) {
+			size_t nc = e->capprg ? 2 * e->capprg : 256;
+			struct hwt_dec_range *nv =
+			    nc <= (1u << 20) ? realloc(e->prg, nc * sizeof(*nv)) : NULL;
+			if (nv) {
+				e->prg = nv;
+				e->capprg = nc;
+			}
+		}
+		struct pt_item *p = e->nprg < e->capprg ? pend_new(e) : NULL;
+		if (p) {
+			p->what = P_RANGE;
+			p->u.ev = e->nprg;
+			e->prg[e->nprg++] = *r;
+			return;
+		}
+		flush_pending(e);
+		e->pend_overflow = 1;
+	}
+	out_range(e, r);
+}
+
+static inline void rg_close(struct pt *e)
+{
+	if (!e->have_rcur)
+		return;
+	e->have_rcur = 0;
+	if (!e->pend_active && !e->cap && e->rb && e->nrb < PT_RB_CAP)
+		e->rb[e->nrb++] = e->rcur; /* (out_range's common case) */
+	else
+		rg_put(e, &e->rcur);
+}
+
+/* n instructions from ip on, in sequence, the last at last (its end:
+ * end), all at one time; cls: the last one's class. */
+static inline void rg_add(struct pt *e, uint64_t ip, uint64_t last, uint64_t end, uint32_t n,
+			  int cls, int mode, int have_time, uint64_t t)
+{
+	struct hwt_dec_range *c = &e->rcur;
+	if (!have_time)
+		t = 0;
+	if (e->have_rcur && c->kind == HWT_DEC_NO_BRANCH && ip == c->end &&
+	    c->have_time == have_time && c->time_ns == t && c->mode == mode &&
+	    (c->iclass == HWT_INSN_OTHER || c->iclass == HWT_INSN_JCC)) {
+		c->last = last;
+		c->end = end;
+		c->n += n;
+		c->iclass = (uint8_t)cls;
+		return;
+	}
+	rg_close(e);
+	c->ip = ip;
+	c->last = last;
+	c->end = end;
+	c->n = n;
+	c->have_time = (uint8_t)have_time;
+	c->time_ns = t;
+	c->iclass = (uint8_t)cls;
+	c->mode = (uint8_t)mode;
+	c->kind = HWT_DEC_NO_BRANCH;
+	c->from = c->to = c->br_time_ns = 0;
+	c->br_have_time = 0;
+	e->have_rcur = 1;
+}
+
+/* A taken branch: it ends the range being built (or comes alone). */
+static void rg_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time, uint64_t t)
+{
+	struct hwt_dec_range *c = &e->rcur;
+	if (!e->have_rcur || c->kind != HWT_DEC_NO_BRANCH) {
+		rg_close(e);
+		memset(c, 0, sizeof(*c));
+	}
+	c->from = from;
+	c->to = to;
+	c->kind = (uint8_t)kind;
+	c->br_have_time = (uint8_t)have_time;
+	c->br_time_ns = have_time ? t : 0;
+	e->have_rcur = 1;
+	rg_close(e);
 }
 
 static void emit_branch(struct pt *e, uint64_t from, uint64_t to, int kind, int have_time,
 			uint64_t t)
 {
+	if (e->rmode) {
+		rg_branch(e, from, to, kind, have_time, t);
+		return;
+	}
 	if (e->pend_active) {
 		struct pt_item *p = pend_new(e);
 		if (p) {
@@ -355,6 +482,8 @@ static void emit_event(struct pt *e, const struct hwt_pt_event *ev)
 {
 	int have_time = ev->has_tsc;
 	uint64_t t = have_time ? pt_tsc_to_ns(e, ev->tsc) : 0;
+	if (e->have_rcur)
+		rg_close(e);
 	if (e->pend_active) {
 		if (e->npevs == e->cappevs) {
 			size_t nc = e->cappevs ? 2 * e->cappevs : 64;
@@ -405,6 +534,10 @@ static void on_insn(struct pt *e, const struct hwt_dec_insn *in, int have_time, 
 	e->prev_end = in->ip + in->size;
 	e->prev_class = in->iclass;
 	e->have_prev = 1;
+	if (e->rmode) {
+		rg_add(e, in->ip, in->ip, in->ip + in->size, 1, in->iclass, in->mode, have_time, t);
+		return;
+	}
 	if (!e->c->insn)
 		return;
 	if (e->pend_active) {
@@ -499,6 +632,39 @@ static void block_insns(struct pt *e, const struct hwt_pt_block *b, uint32_t n, 
 		in.truncated = (uint8_t)(last ? b->truncated : 0);
 		on_insn(e, &in, last ? ha : hb, last ? ta : tb);
 	}
+}
+
+/* A block as ranges (consumers of ranges): its instructions are in
+ * sequence (blocks end at every branch); the first and the last go
+ * through on_insn (a branch into the block, the stop ip, the last one's
+ * time and class), the ones between at once. */
+static void block_ranges(struct pt *e, const struct hwt_pt_block *b, uint32_t n, int last_class,
+			 int hb, uint64_t tb, int ha, uint64_t ta)
+{
+	const uint64_t *ips = b->ips;
+	const uint8_t *sz = b->sizes;
+	uint64_t stop = e->holding && !e->pend_overflow ? e->stop_ip : 0;
+	if (n <= 2 || (stop > ips[0] && stop <= ips[n - 1])) {
+		block_insns(e, b, n, last_class, hb, tb, ha, ta);
+		return;
+	}
+	struct hwt_dec_insn in;
+	memset(&in, 0, sizeof(in));
+	in.mode = b->mode;
+	in.speculative = b->speculative;
+	in.ip = ips[0];
+	in.size = sz[0];
+	on_insn(e, &in, hb, tb);
+	uint64_t pl = ips[n - 2], pe = pl + sz[n - 2];
+	rg_add(e, ips[1], pl, pe, n - 2, HWT_INSN_OTHER, b->mode, hb, tb);
+	e->prev_ip = pl;
+	e->prev_end = pe;
+	e->prev_class = HWT_INSN_OTHER;
+	in.ip = ips[n - 1];
+	in.size = sz[n - 1];
+	in.iclass = (uint8_t)last_class;
+	in.truncated = b->truncated;
+	on_insn(e, &in, ha, ta);
 }
 
 /* Per-CPU: the thread that runs at time t (the engine's timeline of the
@@ -932,19 +1098,27 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 	e->have_async_at = 0;
 	e->npend = 0;
 	e->npevs = 0;
+	e->nprg = 0;
+	e->have_rcur = 0;
 	e->pend_overflow = 0;
 	e->pend_active = 0;
 	e->holding = holding;
 	e->stop_ip = stop_ip;
-	if (e->bd && !e->c->insn && !e->c->event && !(e->dflags & HWT_DECODER_NO_BATCH)) {
+	if (e->bd && !e->c->insn && !e->c->event && !e->rmode &&
+	    !(e->dflags & HWT_DECODER_NO_BATCH)) {
 		region_batch(e, data, n, base, want_time);
 		goto done;
 	}
 	uint64_t last_err_off = UINT64_MAX;
 	int same_err = 0;
+	/* the time after the last block (kept: the time before the next one
+	 * when no event or sync came between) */
+	int kept = 0, kh = 0;
+	uint64_t kt = 0;
 	int st = d_sync(e);
 	for (;;) {
 		if (st < 0) {
+			kept = 0;
 			if (st == HWT_ERR_EOS)
 				break;
 			uint64_t off = 0;
@@ -963,6 +1137,7 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 		while (st >= 0 && (st & HWT_PTS_EVENT_PENDING)) {
 			struct hwt_pt_event ev;
 			st = d_event(e, &ev);
+			kept = 0;
 			if (st < 0)
 				break;
 			if (want_time && ev.has_tsc) {
@@ -981,16 +1156,23 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 			struct hwt_pt_block b;
 			int hb = 0, ha = 0;
 			uint64_t tb = 0, ta = 0;
-			if (want_time)
-				hb = blk_time(e, &tb);
+			if (want_time) {
+				hb = kept ? kh : blk_time(e, &tb);
+				tb = kept ? kt : tb;
+			}
 			st = hwt_pt_block_next(e->bd, &b);
-			if (want_time)
+			if (want_time) {
 				ha = blk_time(e, &ta);
+				kept = 1;
+				kh = ha;
+				kt = ta;
+			}
 			/* past the end, the block ends with the first instruction
 			 * that needs trace: it was reached (as with insn_next) */
 			void (*deliver)(struct pt *, const struct hwt_pt_block *, uint32_t, int,
-					int, uint64_t, int, uint64_t) =
-			    e->c->insn ? block_insns : on_block;
+					int, uint64_t, int, uint64_t) = e->rmode     ? block_ranges
+									: e->c->insn ? block_insns
+										     : on_block;
 			if (st >= 0 || st == HWT_ERR_EOS)
 				deliver(e, &b, b.ninsn, b.iclass, hb, tb, ha, ta);
 			else if (b.ninsn > 1) /* the last one failed (as with insn_next) */
@@ -1017,12 +1199,14 @@ void pt_decode_region(struct pt *e, struct hwt_dec_queue *q, const uint8_t *data
 		on_insn(e, &di, have_time, t);
 	}
 done:
+	rg_close(e);
 	e->reached_stop = e->pend_active || e->pend_overflow;
 	if (!e->holding)
 		flush_pending(e);
 	pt_out_flush(e);
 	e->npend = 0; /* held back: the next region decodes it */
 	e->npevs = 0;
+	e->nprg = 0;
 	e->pend_active = 0;
 	hwt_pt_insn_free(e->d);
 	e->d = NULL;
@@ -1077,6 +1261,7 @@ static int pt_create(struct hwt_decoder *dec, const uint64_t *priv, size_t npriv
 	e->c = hwt_dec_consumer(dec);
 	e->dflags = hwt_dec_flags(dec);
 	e->jobs = hwt_dec_jobs(dec);
+	e->rmode = e->c->ranges != NULL;
 	for (size_t i = 0; i < sizeof(e->kinds); i++)
 		e->kinds[i] = (uint8_t)hwt_branch_kind_of((int)i);
 	if (priv && !hwt_perf_intel_pt_info_parse(&e->info, priv, npriv))
@@ -1153,6 +1338,8 @@ static void pt_free(void *state)
 	free(e->pend);
 	free(e->pevs);
 	free(e->bb);
+	free(e->rb);
+	free(e->prg);
 	hwt_pt_cache_free(e->pc);
 	free(e);
 }

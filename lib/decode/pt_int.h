@@ -67,7 +67,15 @@ struct pt_item {
 		size_t ev;
 	} u;
 };
-enum { P_INSN, P_BRANCH, P_EVENT, P_GAP };
+enum {
+	P_INSN,
+	P_BRANCH,
+	P_EVENT,
+	P_GAP,
+	P_RANGE
+}; /* P_RANGE: pending
+    * only (u.ev: index
+    * in pt.prg) */
 
 /* A piece of a job's branches: the pieces come from a pool shared by the
  * threads (pt_par.c), most recently used first, so they are in a cache. */
@@ -89,6 +97,9 @@ struct pt_cap {
 	struct pt_cbuf *head, *tail;
 	size_t nbr; /* branches in the pieces */
 	struct pt_pool *pool;
+	/* ranges (consumers of ranges: then items' nbr counts these) */
+	struct hwt_dec_range *rg;
+	size_t nrg, rgcap;
 	int nomem;
 };
 
@@ -146,6 +157,15 @@ struct pt {
 	/* taken branches gathered for the consumer's branches callback */
 	struct hwt_dec_branch *bb;
 	size_t nbb;
+	/* consumers of ranges (rmode): the range being built (have_rcur),
+	 * the ones gathered for the ranges callback, the pending ones */
+	int rmode;
+	int have_rcur;
+	struct hwt_dec_range rcur;
+	struct hwt_dec_range *rb;
+	size_t nrb;
+	struct hwt_dec_range *prg;
+	size_t nprg, capprg;
 	/* a worker of the parallel decode: output goes here (pt_par.c) */
 	struct pt_cap *cap;
 	struct pt_par *par; /* the main decoder's workers (pt_par.c) */
@@ -156,6 +176,7 @@ struct pt {
 };
 
 #define PT_BB_CAP 1024	   /* branches per branches() call */
+#define PT_RB_CAP 512	   /* ranges per ranges() call */
 #define PT_BATCH 512	   /* entries per hwt_pt_block_batch call */
 #define PT_BATCH_EVENTS 32 /* events per hwt_pt_block_batch call */
 
@@ -209,6 +230,7 @@ struct pt_item *pt_cap_item(struct pt *w, int what);
 /* Room for branches at the end of c's last piece (a new piece when it is
  * full): the free slots at *o, or 0 (out of memory: c->nomem). */
 size_t pt_cap_room(struct pt_cap *c, struct hwt_dec_branch **o);
+struct hwt_dec_range *pt_cap_range(struct pt *w);
 void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, uint64_t t);
 /* Decode the region [data, data + n) of queue q (as pt_decode_region)
  * on the workers, its output delivered in order: 0, or -1 when it cannot

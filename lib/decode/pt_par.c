@@ -89,8 +89,18 @@ struct pt_item *pt_cap_item(struct pt *w, int what)
 	struct pt_item *it = &c->it[c->n++];
 	memset(it, 0, offsetof(struct pt_item, u));
 	it->what = (uint8_t)what;
-	it->nbr = c->nbr;
+	it->nbr = w->rmode ? c->nrg : c->nbr;
 	return it;
+}
+
+struct hwt_dec_range *pt_cap_range(struct pt *w)
+{
+	struct pt_cap *c = w->cap;
+	if (grow((void **)&c->rg, &c->rgcap, c->nrg + 1, sizeof(*c->rg), 1024)) {
+		c->nomem = 1;
+		return NULL;
+	}
+	return &c->rg[c->nrg++];
 }
 
 /* The pieces of branches no job holds, most recently used first. */
@@ -222,6 +232,7 @@ static void run_job(struct pt *w, struct pt_job *j, int live)
 	j->out.n = 0;
 	j->out.nev = 0;
 	j->out.nbr = 0;
+	j->out.nrg = 0;
 	j->out.nomem = 0;
 	w->cap = live ? NULL : &j->out;
 	w->q = j->q;
@@ -298,6 +309,7 @@ static struct pt *worker_state(const struct pt *e)
 	w->dflags = e->dflags;
 	w->jobs = 1;
 	w->par_state = 1;
+	w->rmode = e->rmode;
 	memcpy(w->kinds, e->kinds, sizeof(w->kinds));
 	return w;
 }
@@ -309,6 +321,8 @@ static void worker_free(struct pt *w)
 	free(w->pend);
 	free(w->pevs);
 	free(w->bb);
+	free(w->rb);
+	free(w->prg);
 	hwt_pt_cache_free(w->pc);
 	free(w);
 }
@@ -325,6 +339,7 @@ static void par_destroy(struct pt_par *p)
 			free(p->jobs[i].out.it);
 			free(p->jobs[i].out.ev);
 			pool_put(&p->jobs[i].out);
+			free(p->jobs[i].out.rg);
 		}
 	pool_free(&p->pool);
 	free(p->w);
@@ -426,6 +441,17 @@ static void give_branches(struct pt *e, struct cur *cu, size_t n)
 	}
 }
 
+/* Ranges r[0, n) of a job to the consumer. */
+static void give_ranges(struct pt *e, const struct hwt_dec_range *r, size_t n)
+{
+	if (!n)
+		return;
+	pt_out_flush(e);
+	for (size_t k = 0; k < n; k += PT_RB_CAP)
+		e->c->ranges(e->c->arg, e->th, r + k, n - k < PT_RB_CAP ? n - k : PT_RB_CAP,
+			     e->img);
+}
+
 /* A finished job's output to the consumer, in order; its pieces back to
  * the pool. */
 static void deliver(struct pt *e, struct pt_job *j)
@@ -440,7 +466,10 @@ static void deliver(struct pt *e, struct pt_job *j)
 	size_t b = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pt_item *it = &c->it[i];
-		give_branches(e, &cu, it->nbr - b);
+		if (e->rmode)
+			give_ranges(e, c->rg + b, it->nbr - b);
+		else
+			give_branches(e, &cu, it->nbr - b);
 		b = it->nbr;
 		switch (it->what) {
 		case P_INSN:
@@ -454,7 +483,10 @@ static void deliver(struct pt *e, struct pt_job *j)
 			break;
 		}
 	}
-	give_branches(e, &cu, c->nbr - b);
+	if (e->rmode)
+		give_ranges(e, c->rg + b, c->nrg - b);
+	else
+		give_branches(e, &cu, c->nbr - b);
 	pt_out_flush(e);
 	pool_put(c);
 	e->th = th0;

@@ -83,7 +83,7 @@ static struct etm_flow *flow_of(struct etm_queue *eq, uint8_t id)
 	const struct hwt_decode_consumer *c = hwt_dec_consumer(eq->s->dec);
 	f->dec = eq->s->dec;
 	f->c = c;
-	f->want_insn = c->insn != NULL;
+	f->want_insn = c->insn || c->ranges;
 	f->want_raw = f->want_insn && (c->flags & HWT_DEC_WANT_RAW);
 	if (!eq->q->per_cpu)
 		f->t = hwt_dec_thread_get(eq->s->dec, eq->q->tid, (uint32_t)-1);

@@ -314,6 +314,42 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 	return 0;
 }
 
+int hwt_image_symbol_end(const struct hwt_image *img, uint64_t addr, uint64_t *end)
+{
+	if (!img || !end)
+		return HWT_ERR_INVALID;
+	size_t i = first_above(img, addr);
+	*end = UINT64_MAX;
+	if (i >= img->npieces)
+		return 0;
+	const struct img_piece *p = &img->pieces[i];
+	if (p->begin > addr) { /* not mapped: up to the next piece */
+		*end = p->begin;
+		return 0;
+	}
+	*end = p->end;
+	if (p->file < 0)
+		return 0;
+	const struct img_file *f = &img->files[p->file];
+	uint64_t a = addr - p->bias;
+	size_t lo = 0, hi = f->nsyms;
+	while (lo < hi) { /* symbols with addr <= a: [0, lo) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->syms[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->nsyms && f->syms[lo].addr - a < *end - addr)
+		*end = addr + (f->syms[lo].addr - a);
+	if (lo) {
+		const struct img_sym *s = &f->syms[lo - 1];
+		if (s->size && a < s->addr + s->size && s->addr + s->size - a < *end - addr)
+			*end = addr + (s->addr + s->size - a);
+	}
+	return 0;
+}
+
 int hwt_image_data_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
 			  uint64_t *offset)
 {

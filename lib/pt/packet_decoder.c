@@ -14,7 +14,10 @@
  * 16 bytes of the end of the first part the (at most 16) next bytes are
  * copied into a small scratch buffer.  hwt_pt_pkt_next_batch() runs a
  * chained loop (fast_run: the next opcode is shifted out of the bytes
- * already loaded) and writes PAD runs in bulk.  The fast paths must agree
+ * already loaded) and writes PAD runs in bulk; on x86-64 CPUs with
+ * AVX-512 VBMI (checked at hwt_pt_pkt_alloc) it first finds the packet
+ * starts of 64 bytes at once (simd_run) and writes those packets with no
+ * chain between them.  The fast paths must agree
  * byte for byte with hwt_pt_pkt_parse_ctx (tests/unit/test_pt_pkt_fast.c,
  * fuzz/fuzz_pt_pkt.c).
  *
@@ -103,21 +106,22 @@ struct fast_entry {
 	 : (b) == 0x59 ? HWT_PKT_MTC                                                               \
 		       : 0)
 #define CYC2(b) (IS_CYC(b) && ((b)&4))
-#define M_ENTRY(b)                                                                                 \
+#define M_AMASK(b) (CYC2(b) ? 0xfe : (b) == 0x19 ? M_BITS(7) : (b) == 0x59 ? 0xff : 0)
+#define M_BMASK(b) (IS_IP(b) ? M_BITS(IPB((b) >> 5)) : 0)
+#define M_AOR(b) (IS_TNT(b) ? TNT_BITS(b) : IS_CYC(b) ? (b) >> 3 : IS_IP(b) ? (b) >> 5 : 0)
+#define M_HDR(b) HDR(M_TYPE(b), M_SIZE(b))
+#define M_BOR(b) (IS_TNT(b) ? ((b) >> 1) & ((1 << TNT_BITS(b)) - 1) : 0)
+#define M_AMUL(b) (CYC2(b) ? 16 : 1)
+#define M_CHK(b) (CYC2(b) ? 1 : 0)
+#define M_SZ(b) M_SIZE(b)
+/* An entry from the field macros of one kind (M, X, D). */
+#define ENTRY(K, v)                                                                                \
 	{                                                                                          \
-		.a_mask = CYC2(b)	? 0xfe                                                     \
-			  : (b) == 0x19 ? M_BITS(7)                                                \
-			  : (b) == 0x59 ? 0xff                                                     \
-					: 0,                                                       \
-		.b_mask = IS_IP(b) ? M_BITS(IPB((b) >> 5)) : 0,                                    \
-		.a_or = IS_TNT(b)   ? TNT_BITS(b)                                                  \
-			: IS_CYC(b) ? (b) >> 3                                                     \
-			: IS_IP(b)  ? (b) >> 5                                                     \
-				    : 0,                                                            \
-		.hdr = HDR(M_TYPE(b), M_SIZE(b)),                                                  \
-		.b_or = IS_TNT(b) ? ((b) >> 1) & ((1 << TNT_BITS(b)) - 1) : 0,                     \
-		.a_mul = CYC2(b) ? 16 : 1, .chk = CYC2(b) ? 1 : 0, .size = M_SIZE(b)               \
+		.hdr = K##_HDR(v), .a_mask = K##_AMASK(v), .a_mul = K##_AMUL(v),                   \
+		.a_or = K##_AOR(v), .b_mask = K##_BMASK(v), .b_or = K##_BOR(v), .chk = K##_CHK(v), \
+		.size = K##_SZ(v)                                                                  \
 	}
+#define M_ENTRY(b) ENTRY(M, b)
 
 /* The byte after 02. */
 #define X_TYPE(x)                                                                                  \
@@ -133,34 +137,33 @@ struct fast_entry {
 			      : 0)
 #define X_SIZE(x)                                                                                  \
 	((x) == 0xa3 || (x) == 0x43 ? 8 : (x) == 0xc8 ? 7 : (x) == 0x03 ? 4 : X_TYPE(x) ? 2 : 0)
-#define X_ENTRY(x)                                                                                 \
-	{                                                                                          \
-		.a_mask = (x) == 0x43	? 0xfffffffffffeull                                        \
-			  : (x) == 0x03 ? 0xff                                                     \
-			  : (x) == 0xc8 ? M_BITS(5)                                                \
-					: 0,                                                       \
-		.b_mask = (x) == 0xa3	? M_BITS(6)                                                \
-			  : (x) == 0x43 ? 1                                                        \
-					: 0,                                                       \
-		.a_or = ((x)&0x7f) == 0x62 || ((x)&0x7f) == 0x33 ? (x) >> 7 : 0,                   \
-		.hdr = HDR(X_TYPE(x), X_SIZE(x)),                                                  \
-		.a_mul = (x) == 0x43   ? 16                                                        \
-			 : (x) == 0xc8 ? 4096                                                      \
-				       : 1,                                                        \
-		.size = X_SIZE(x)                                                                  \
-	}
+#define X_AMASK(x)                                                                                 \
+	((x) == 0x43 ? 0xfffffffffffeull : (x) == 0x03 ? 0xff : (x) == 0xc8 ? M_BITS(5) : 0)
+#define X_BMASK(x) ((x) == 0xa3 ? M_BITS(6) : (x) == 0x43 ? 1 : 0)
+#define X_AOR(x) (((x)&0x7f) == 0x62 || ((x)&0x7f) == 0x33 ? (x) >> 7 : 0)
+#define X_HDR(x) HDR(X_TYPE(x), X_SIZE(x))
+#define X_BOR(x) 0
+#define X_AMUL(x) ((x) == 0x43 ? 16 : (x) == 0xc8 ? 4096 : 1)
+#define X_CHK(x) 0
+#define X_SZ(x) X_SIZE(x)
+#define X_ENTRY(x) ENTRY(X, x)
 
 /* The byte after 99 (MODE): leaf 0 MODE.Exec, 1 MODE.TSX. */
-#define D_ENTRY(m)                                                                                 \
-	{                                                                                          \
-		.a_or = ((m)&0xe0) == 0	     ? ((m)&1) | ((m)&2) << 7 | ((m)&4) << 14              \
-			: ((m)&0xe0) == 0x20 ? ((m)&1) | ((m)&2) << 7                              \
-					     : 0,                                                  \
-		.hdr = ((m)&0xe0) == 0	    ? HDR(HWT_PKT_MODE_EXEC, 2)                            \
-		       : ((m)&0xe0) == 0x20 ? HDR(HWT_PKT_MODE_TSX, 2)                             \
-					    : 0,                                                   \
-		.a_mul = 1, .size = ((m)&0xe0) <= 0x20 ? 2 : 0                                     \
-	}
+#define D_AMASK(m) 0
+#define D_BMASK(m) 0
+#define D_AOR(m)                                                                                   \
+	(((m)&0xe0) == 0      ? ((m)&1) | ((m)&2) << 7 | ((m)&4) << 14                             \
+	 : ((m)&0xe0) == 0x20 ? ((m)&1) | ((m)&2) << 7                                             \
+			      : 0)
+#define D_HDR(m)                                                                                   \
+	(((m)&0xe0) == 0      ? HDR(HWT_PKT_MODE_EXEC, 2)                                          \
+	 : ((m)&0xe0) == 0x20 ? HDR(HWT_PKT_MODE_TSX, 2)                                           \
+			      : 0)
+#define D_BOR(m) 0
+#define D_AMUL(m) 1
+#define D_CHK(m) 0
+#define D_SZ(m) (((m)&0xe0) <= 0x20 ? 2 : 0)
+#define D_ENTRY(m) ENTRY(D, m)
 
 #define R4(F, i) F(i), F(i + 1), F(i + 2), F(i + 3)
 #define R16(F, i) R4(F, i), R4(F, i + 4), R4(F, i + 8), R4(F, i + 12)
@@ -181,6 +184,87 @@ static const struct fast_entry fast_mode[256] = {R256(D_ENTRY)};
 #define N_STEP_SKD(b) (CYC2(b) ? 0 : N_STEP(b))
 static const uint16_t chain_step[256] = {R256(N_STEP)};
 static const uint16_t chain_step_skd007[256] = {R256(N_STEP_SKD)};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The 64-byte chunk scan (x86-64 CPUs with AVX-512 VBMI, chosen at run
+ * time).  The chained loop above is bound by its loop-carried chain (a
+ * table load, a shift and a zero-extend per packet: about 8 cycles), and
+ * an exit from it (02 and 99 opcodes) costs a mispredicted branch and a
+ * restarted chain.  The scan finds where the packets start in 64 bytes
+ * at once, so the packets are then written with no chain between them:
+ *   L[i] = the size of a packet starting at byte i (from its opcode, and
+ *          for 02, 99 and 2-byte CYC from the next byte), L_SLOW for one
+ *          that the fast path does not decode (PSB, TMA, longer CYC, a bad
+ *          opcode, ...);
+ *   N[i] = i + L[i] (64 .. 79: the next packet starts in the next chunk),
+ *          i for a slow packet (a fixed point: the scan stops there);
+ *   N^2, N^4, ..., N^64 by squaring (one vpermi2b each; 64 .. 127 map to
+ *          themselves), so N^64[s] is where the walk from s leaves the
+ *          chunk or stops: the only value carried to the next chunk;
+ *   P[j] = N^j[s] for the chunk's entry s (six masked vpermi2b): the
+ *          starts in order, up to the first slow one or the chunk's end.
+ * The packets are then written from the entries as in the chained loop;
+ * a TNT-64 without payload bits stops the scan too.  The table sizes
+ * come from the same macros as the entries. */
+#define PKT_SIMD 1
+#include <immintrin.h>
+
+#define L_SLOW 0x80
+#define L_MAIN(b) (M_SIZE(b) ? M_SIZE(b) : (b) == 0x02 || (b) == 0x99 ? 2 : L_SLOW)
+#define L_MAIN_SKD(b) (CYC2(b) ? L_SLOW : L_MAIN(b))
+#define L_EXT(x) (X_SIZE(x) ? X_SIZE(x) : L_SLOW)
+static const uint8_t len_main[256] __attribute__((aligned(64))) = {R256(L_MAIN)};
+static const uint8_t len_main_skd007[256] __attribute__((aligned(64))) = {R256(L_MAIN_SKD)};
+static const uint8_t len_ext[256] __attribute__((aligned(64))) = {R256(L_EXT)};
+
+/* The scan writes packets from one table, indexed by a code byte: the
+ * opcode for one-byte opcodes; for 02 xx and 99 xx, the slot of an
+ * opcode that is not a packet (so never a code: the scan stops there).
+ * 02 xx: the slots 05 25 .. e5, 39 79 b9; 99 xx: 09 29 .. e9 (MODE.Exec,
+ * xx bits 2:0 in the slot's bits 7:5) and 15 35 .. f5 (MODE.TSX). */
+#define S_XREP(s)                                                                                  \
+	((s) == 0x05   ? 0x03                                                                      \
+	 : (s) == 0x25 ? 0x23                                                                      \
+	 : (s) == 0x45 ? 0x33                                                                      \
+	 : (s) == 0x65 ? 0x43                                                                      \
+	 : (s) == 0x85 ? 0x62                                                                      \
+	 : (s) == 0xa5 ? 0x83                                                                      \
+	 : (s) == 0xc5 ? 0xa3                                                                      \
+	 : (s) == 0xe5 ? 0xb3                                                                      \
+	 : (s) == 0x39 ? 0xc8                                                                      \
+	 : (s) == 0x79 ? 0xe2                                                                      \
+	 : (s) == 0xb9 ? 0xf3                                                                      \
+		       : 0)
+#define S_XSLOT(x)                                                                                 \
+	((x) == 0x03   ? 0x05                                                                      \
+	 : (x) == 0x23 ? 0x25                                                                      \
+	 : (x) == 0x33 ? 0x45                                                                      \
+	 : (x) == 0x43 ? 0x65                                                                      \
+	 : (x) == 0x62 ? 0x85                                                                      \
+	 : (x) == 0x83 ? 0xa5                                                                      \
+	 : (x) == 0xa3 ? 0xc5                                                                      \
+	 : (x) == 0xb3 ? 0xe5                                                                      \
+	 : (x) == 0xc8 ? 0x39                                                                      \
+	 : (x) == 0xe2 ? 0x79                                                                      \
+	 : (x) == 0xf3 ? 0xb9                                                                      \
+		       : 0x02)
+#define S_ISD(s) (((s)&0x1f) == 0x09 || ((s)&0x1f) == 0x15)
+#define S_DREP(s) ((((s)&0x1f) == 0x09 ? 0 : 0x20) | (s) >> 5)
+#define S_DSLOT(m) (((m) >> 5 ? 0x15 : 0x09) | ((m)&7) << 5)
+#define A_F(F, s) (S_XREP(s) ? X_##F(S_XREP(s)) : S_ISD(s) ? D_##F(S_DREP(s)) : M_##F(s))
+#define A_HDR(s) A_F(HDR, s)
+#define A_AMASK(s) A_F(AMASK, s)
+#define A_AMUL(s) A_F(AMUL, s)
+#define A_AOR(s) A_F(AOR, s)
+#define A_BMASK(s) A_F(BMASK, s)
+#define A_BOR(s) A_F(BOR, s)
+#define A_CHK(s) A_F(CHK, s)
+#define A_SZ(s) A_F(SZ, s)
+#define A_ENTRY(s) ENTRY(A, s)
+static const struct fast_entry fast_code[256] = {R256(A_ENTRY)};
+static const uint8_t code_ext[256] __attribute__((aligned(64))) = {R256(S_XSLOT)};
+static const uint8_t code_mode[64] __attribute__((aligned(64))) = {R64(S_DSLOT, 0)};
+#endif
 
 #undef R4
 #undef R16
@@ -251,6 +335,187 @@ static inline int fast_one(const uint8_t *p, struct hwt_pt_packet *pkt, int no_c
 	return e->hdr >> 8;
 }
 
+#ifdef PKT_SIMD
+#define SIMD_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+/* GCC's SLP vectorizer would merge put3's first two stores (see
+ * hwt_pt_pkt_next_batch). */
+#if defined(__clang__)
+#define SIMD_RUN_ATTR SIMD_TARGET
+#else
+#define SIMD_RUN_ATTR SIMD_TARGET __attribute__((optimize("no-tree-slp-vectorize")))
+#endif
+
+static int simd_supported(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+}
+
+/* t[v] for a 256-byte table in four registers. */
+SIMD_TARGET static inline __m512i lut256(__m512i t0, __m512i t1, __m512i t2, __m512i t3, __m512i v)
+{
+	__m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+	return _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi);
+}
+
+static const uint8_t lane_iota[64] __attribute__((aligned(64))) = {
+    0,	1,  2,	3,  4,	5,  6,	7,  8,	9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+    44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+
+/* Eight PAD packets (type and size in each first word). */
+#define PAD_W HDR(HWT_PKT_PAD, 1)
+static const uint64_t pad8[24]
+    __attribute__((aligned(64))) = {PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0,
+				    PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0};
+
+/* The tables in registers. */
+struct simd_tabs {
+	__m512i lm[4], le[4], ce[4], cm;
+	__m512i pad[3]; /* eight PAD packets */
+};
+
+/* One chunk of the scan: the starts from entry s in pa[0, *cnt) (after
+ * them the walk leaves the chunk or is stuck on a slow packet), for each
+ * start its entry's offset in fast_code (ca) and its payload's offset
+ * (xa); returns where the walk leaves (64 + the next chunk's entry) or the
+ * slow packet's position (< 64). */
+SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint8_t *pa,
+					      uint8_t *xa, uint16_t *ca, unsigned *cnt, int *zero,
+					      const struct simd_tabs *t)
+{
+	const __m512i iota = _mm512_load_si512((const void *)lane_iota);
+	const __m512i id_hi = _mm512_add_epi8(iota, _mm512_set1_epi8(64));
+	const __m512i one = _mm512_set1_epi8(1);
+	__m512i vb = _mm512_loadu_si512((const void *)c);
+	__m512i vy = _mm512_loadu_si512((const void *)(c + 1));
+	*zero = !_mm512_test_epi8_mask(vb, vb); /* PADs only */
+	__mmask64 m02 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8(2));
+	__mmask64 m99 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8((char)0x99));
+	__m512i len = lut256(t->lm[0], t->lm[1], t->lm[2], t->lm[3], vb);
+	len = _mm512_mask_mov_epi8(len, m02, lut256(t->le[0], t->le[1], t->le[2], t->le[3], vy));
+	__mmask64 slow = _mm512_movepi8_mask(len);
+	/* MODE: leaves other than exec and tsx; CYC: a third byte */
+	slow |= m99 & _mm512_cmpgt_epu8_mask(vy, _mm512_set1_epi8(0x3f));
+	slow |=
+	    _mm512_cmpeq_epi8_mask(_mm512_and_si512(vb, _mm512_set1_epi8(7)), _mm512_set1_epi8(7)) &
+	    _mm512_test_epi8_mask(vy, one);
+	__m512i code =
+	    _mm512_mask_mov_epi8(vb, m02, lut256(t->ce[0], t->ce[1], t->ce[2], t->ce[3], vy));
+	code = _mm512_mask_permutexvar_epi8(code, m99, vy, t->cm);
+	__m512i xoff = _mm512_add_epi8(iota, one);
+	xoff = _mm512_mask_add_epi8(xoff, m02 | m99, xoff, one);
+	__m512i n1 = _mm512_mask_mov_epi8(_mm512_add_epi8(iota, len), slow, iota);
+	__m512i n2 = _mm512_permutex2var_epi8(n1, n1, id_hi);
+	__m512i n4 = _mm512_permutex2var_epi8(n2, n2, id_hi);
+	__m512i n8 = _mm512_permutex2var_epi8(n4, n4, id_hi);
+	__m512i n16 = _mm512_permutex2var_epi8(n8, n8, id_hi);
+	__m512i n32 = _mm512_permutex2var_epi8(n16, n16, id_hi);
+	__m512i vs = _mm512_set1_epi8((char)s);
+	__m512i ex = _mm512_permutexvar_epi8(vs, _mm512_permutex2var_epi8(n32, n32, id_hi));
+	__m512i p = vs;
+	p = _mm512_mask2_permutex2var_epi8(n1, p, 0xaaaaaaaaaaaaaaaaull, id_hi);
+	p = _mm512_mask2_permutex2var_epi8(n2, p, 0xccccccccccccccccull, id_hi);
+	p = _mm512_mask2_permutex2var_epi8(n4, p, 0xf0f0f0f0f0f0f0f0ull, id_hi);
+	p = _mm512_mask2_permutex2var_epi8(n8, p, 0xff00ff00ff00ff00ull, id_hi);
+	p = _mm512_mask2_permutex2var_epi8(n16, p, 0xffff0000ffff0000ull, id_hi);
+	p = _mm512_mask2_permutex2var_epi8(n32, p, 0xffffffff00000000ull, id_hi);
+	_mm512_store_si512((void *)pa, p);
+	_mm512_store_si512((void *)xa, _mm512_permutexvar_epi8(p, xoff));
+	__m512i cp = _mm512_permutexvar_epi8(p, code);
+	_mm512_store_si512((void *)ca,
+			   _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(cp)), 6));
+	_mm512_store_si512(
+	    (void *)(ca + 32),
+	    _mm512_slli_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(cp, 1)), 6));
+	/* lanes past the last start: out of the chunk, or stuck */
+	__mmask64 stop = _mm512_cmpeq_epi8_mask(_mm512_permutex2var_epi8(n1, p, id_hi), p) |
+			 _mm512_cmpgt_epu8_mask(p, _mm512_set1_epi8(63));
+	*cnt = stop ? (unsigned)__builtin_ctzll(stop) : 64;
+	return (unsigned)_mm_cvtsi128_si32(_mm512_castsi512_si128(ex)) & 0xff;
+}
+
+/* Decode packets from *qp on, a chunk of 64 bytes at a time while the
+ * chunk starts at or before clim (80 bytes before the end: the scan reads
+ * 65 bytes, a packet's entry 10 bytes from its start), into out[0, room).
+ * Stops before a packet the scan leaves to the other paths; returns the
+ * packets written and leaves in *qp where the next one starts.  The
+ * next chunk is scanned before the current one's packets are written,
+ * so that their starts are read long after they were stored. */
+SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
+				  struct hwt_pt_packet *out, int room, const uint8_t *lmain)
+{
+	uint8_t pa[2][64] __attribute__((aligned(64))), xa[2][64] __attribute__((aligned(64)));
+	uint16_t ca[2][64] __attribute__((aligned(64)));
+	const uint8_t *c = *qp;
+	const char *tab = (const char *)fast_code;
+	unsigned cur = 0, cnt, ncnt = 0, ex, nex = 0;
+	int k = 0, zero, nzero = 0;
+	struct simd_tabs t;
+
+	if (c > clim || room <= 0)
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		t.lm[i] = _mm512_load_si512((const void *)(lmain + 64 * i));
+		t.le[i] = _mm512_load_si512((const void *)(len_ext + 64 * i));
+		t.ce[i] = _mm512_load_si512((const void *)(code_ext + 64 * i));
+	}
+	t.cm = _mm512_load_si512((const void *)code_mode);
+	for (int i = 0; i < 3; i++)
+		t.pad[i] = _mm512_load_si512((const void *)(pad8 + 8 * i));
+	ex = simd_chunk(c, 0, pa[0], xa[0], ca[0], &cnt, &zero, &t);
+	for (;;) {
+		int more = ex >= 64 && c + 64 <= clim && (unsigned)(room - k) > cnt;
+		if (more)
+			nex = simd_chunk(c + 64, ex - 64, pa[cur ^ 1], xa[cur ^ 1], ca[cur ^ 1],
+					 &ncnt, &nzero, &t);
+		unsigned n = cnt < (unsigned)(room - k) ? cnt : (unsigned)(room - k);
+		struct hwt_pt_packet *o = out + k;
+		const uint8_t *xc = xa[cur];
+		const uint16_t *cc = ca[cur];
+		if (zero) { /* a run of PADs: eight packets in three stores */
+			unsigned j = 0;
+			for (; j + 8 <= n; j += 8) {
+				_mm512_storeu_si512((void *)(o + j), t.pad[0]);
+				_mm512_storeu_si512((char *)(o + j) + 64, t.pad[1]);
+				_mm512_storeu_si512((char *)(o + j) + 128, t.pad[2]);
+			}
+			for (; j < n; j++)
+				put3(o + j, HDR(HWT_PKT_PAD, 1), 0, 0);
+		} else
+			for (unsigned j = 0; j < n; j++) {
+				const struct fast_entry *e = (const void *)(tab + cc[j]);
+				uint64_t x = ld64(c + xc[j]);
+				if (__builtin_expect((uint8_t)e->hdr == HWT_PKT_TNT64, 0)) {
+					uint64_t tb = x & e->b_mask;
+					if (tb < 2) {
+						*qp = c + pa[cur][j];
+						return k + (int)j;
+					}
+					unsigned bits = 63u - (unsigned)__builtin_clzll(tb);
+					put3(o + j, e->hdr, bits, tb ^ (1ull << bits));
+					continue;
+				}
+				emit(e, x, o + j);
+			}
+		k += (int)n;
+		if (n < cnt) {
+			*qp = c + pa[cur][n];
+			return k;
+		}
+		if (!more || k == room) {
+			*qp = c + ex; /* a slow packet, or the next chunk's entry */
+			return k;
+		}
+		c += 64;
+		cur ^= 1;
+		cnt = ncnt;
+		ex = nex;
+		zero = nzero;
+	}
+}
+#endif
+
 static const uint8_t psb_bytes[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 				      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
 
@@ -269,7 +534,19 @@ struct hwt_pt_pkt_decoder *hwt_pt_pkt_alloc(const struct hwt_pt_buf *buf)
 	dec->n1 = (uint64_t)(buf->end - buf->begin);
 	dec->b2 = buf->begin2;
 	dec->total = dec->n1 + (buf->begin2 ? (uint64_t)(buf->end2 - buf->begin2) : 0);
+	pkt_set_simd(dec, 1);
 	return dec;
+}
+
+int pkt_set_simd(struct hwt_pt_pkt_decoder *dec, int on)
+{
+#ifdef PKT_SIMD
+	dec->simd = on && simd_supported();
+#else
+	(void)on;
+	dec->simd = 0;
+#endif
+	return dec->simd;
 }
 
 void hwt_pt_pkt_free(struct hwt_pt_pkt_decoder *dec)
@@ -633,62 +910,81 @@ static inline __attribute__((always_inline)) int fast_run(struct hwt_pt_pkt_deco
 	const uint16_t *chain = no_cyc2 ? chain_step_skd007 : chain_step;
 	struct hwt_pt_packet *out = pkts + k, *oend = pkts + n;
 
+#ifdef PKT_SIMD
+	const int simd = dec->simd && len >= 80;
+	const uint8_t *clim = simd ? end - 80 : base;
+	const uint8_t *lmain = no_cyc2 ? len_main_skd007 : len_main;
+#endif
+
 	while (out < oend && q <= qlim) {
-		unsigned b = q[0];
-		uint64_t x = ld64(q + 1);
-		/* packets of at most 8 bytes each: the first lim - out of them
-		 * all start at or before qlim (one check per packet) */
-		size_t room = (size_t)(qlim - q) / 8 + 1;
-		struct hwt_pt_packet *lim = (size_t)(oend - out) < room ? oend : out + room;
-		for (;;) {
-			unsigned v = chain[b];
-			const struct fast_entry *e = &fast_main[b];
-			if (__builtin_expect(!v || (x & e->chk), 0)) {
-				if (!b) { /* a run of PADs: count and write them in bulk */
-					size_t z = 0, zmax = (size_t)(qlim - q) + 1;
-					if (zmax > (size_t)(oend - out))
-						zmax = (size_t)(oend - out);
-					uint64_t w = 0;
-					while (z + 8 <= zmax && !(w = ld64(q + z)))
-						z += 8;
-					if (z + 8 <= zmax)
-						z += (size_t)__builtin_ctzll(w) / 8;
-					else
-						while (z < zmax && !q[z])
-							z++;
-					for (size_t i = 0; i < z; i++)
-						put3(out + i, HDR(HWT_PKT_PAD, 1), 0, 0);
-					q += z;
-					out += z;
-					goto reload;
-				}
-				if (b != 0x02 && b != 0x99)
-					break;
-				e = b == 0x02 ? &fast_ext[x & 0xff] : &fast_mode[x & 0xff];
-				uint64_t y = x >> 8, t = y & e->b_mask;
-				int tnt = (e->hdr & 0xff) == HWT_PKT_TNT64;
-				if ((e->hdr == 0) | (tnt & (t < 2)))
-					break;
-				/* TNT-64 (most of these) or not: selected, not
-				 * branched on (one mispredicted branch per exit
-				 * from the chain is enough) */
-				uint64_t bits = 63u - (unsigned)__builtin_clzll(t | 1);
-				uint64_t w1 = ((y & e->a_mask) * e->a_mul) | e->a_or;
-				uint64_t w2 = (y & e->b_mask) | e->b_or;
-				uint64_t m = -(uint64_t)tnt;
-				put3(out, e->hdr, (bits & m) | (w1 & ~m),
-				     ((t ^ (1ull << bits)) & m) | (w2 & ~m));
-				v = (unsigned)e->size << 8 | (8u * (unsigned)e->size - 8u);
-			} else {
-				emit(e, x, out);
-			}
-			out++;
-			q += v >> 8; /* not e->size: one load less on the chain */
-			b = (uint8_t)(x >> (v & 0xff));
-			if (out == lim)
-				goto reload;
-			x = ld64(q + 1);
+#ifdef PKT_SIMD
+		if (simd && q <= clim) {
+			out += simd_run(&q, clim, out, (int)(oend - out), lmain);
+			if (out == oend || q > clim)
+				continue;
+			goto one; /* a packet the scan leaves to the paths below */
 		}
+#endif
+		{
+			unsigned b = q[0];
+			uint64_t x = ld64(q + 1);
+			/* packets of at most 8 bytes each: the first lim - out of them
+			 * all start at or before qlim (one check per packet) */
+			size_t room = (size_t)(qlim - q) / 8 + 1;
+			struct hwt_pt_packet *lim = (size_t)(oend - out) < room ? oend : out + room;
+			for (;;) {
+				unsigned v = chain[b];
+				const struct fast_entry *e = &fast_main[b];
+				if (__builtin_expect(!v || (x & e->chk), 0)) {
+					if (!b) { /* a run of PADs: count and write them in bulk */
+						size_t z = 0, zmax = (size_t)(qlim - q) + 1;
+						if (zmax > (size_t)(oend - out))
+							zmax = (size_t)(oend - out);
+						uint64_t w = 0;
+						while (z + 8 <= zmax && !(w = ld64(q + z)))
+							z += 8;
+						if (z + 8 <= zmax)
+							z += (size_t)__builtin_ctzll(w) / 8;
+						else
+							while (z < zmax && !q[z])
+								z++;
+						for (size_t i = 0; i < z; i++)
+							put3(out + i, HDR(HWT_PKT_PAD, 1), 0, 0);
+						q += z;
+						out += z;
+						goto reload;
+					}
+					if (b != 0x02 && b != 0x99)
+						break;
+					e = b == 0x02 ? &fast_ext[x & 0xff] : &fast_mode[x & 0xff];
+					uint64_t y = x >> 8, t = y & e->b_mask;
+					int tnt = (e->hdr & 0xff) == HWT_PKT_TNT64;
+					if ((e->hdr == 0) | (tnt & (t < 2)))
+						break;
+					/* TNT-64 (most of these) or not: selected, not
+					 * branched on (one mispredicted branch per exit
+					 * from the chain is enough) */
+					uint64_t bits = 63u - (unsigned)__builtin_clzll(t | 1);
+					uint64_t w1 = ((y & e->a_mask) * e->a_mul) | e->a_or;
+					uint64_t w2 = (y & e->b_mask) | e->b_or;
+					uint64_t m = -(uint64_t)tnt;
+					put3(out, e->hdr, (bits & m) | (w1 & ~m),
+					     ((t ^ (1ull << bits)) & m) | (w2 & ~m));
+					v = (unsigned)e->size << 8 | (8u * (unsigned)e->size - 8u);
+				} else {
+					emit(e, x, out);
+				}
+				out++;
+				q += v >> 8; /* not e->size: one load less on the chain */
+				b = (uint8_t)(x >> (v & 0xff));
+				if (out == lim)
+					goto reload;
+				x = ld64(q + 1);
+			}
+		}
+#ifdef PKT_SIMD
+	one:;
+#endif
 		int size = fast_one(q, out, no_cyc2);
 		if (!size) {
 			size = hwt_pt_pkt_parse_ctx(q, (size_t)(end - q), HWT_PKT_CTX_NONE, out);

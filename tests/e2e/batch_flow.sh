@@ -55,7 +55,7 @@ for cfg in default noretcomp psb timing sig sig_timing; do
 		[ $cfg = sig_timing ] && terms="tsc=1,mtc=1,cyc=1"
 		n=$cfg
 		if ! $TO "$H" record --emulate -e "intel_pt/${terms}/u" --truth "$W/$n.truth" \
-			-o "$W/$n.data" -- "$S" 1 >/dev/null 2>"$W/$n.err" || [ ! -s "$W/$n.truth" ]; then
+			-o "$W/$n.data" -- "$S" 1 200 >/dev/null 2>"$W/$n.err" || [ ! -s "$W/$n.truth" ]; then
 			echo "FAIL batch_$n: recording failed: $(head -c 200 "$W/$n.err")"
 			continue
 		fi

@@ -12,7 +12,11 @@
 # corrupted traces (gaps), every output of hwt script
 # (tsv, text with times, --calls; on the signal recording also --no-time
 # text and calls; on the small recording also --insn and hwt report:
-# default, --coverage, --folded) with -j 1 --no-batch (the block-by-block
+# default, --coverage, --folded, --flamegraph, --drcov; on the one with
+# CYC timing also --flame-chart; hwt report and hwt timeline also on the
+# per-CPU and corrupted ones, the timeline on the signal one: instruction
+# ranges against the per-instruction callbacks of --no-batch) with
+# -j 1 --no-batch (the block-by-block
 # decode on one thread: the reference) equals, byte for byte and in exit
 # status, the one of -j 1 (batches: the default), -j 2 --no-path-cache,
 # -j 4 and -j 4 --no-batch.
@@ -66,7 +70,7 @@ try gzip_noretcomp rec gzip_noretcomp "noretcomp=1" $GZ
 try gzip_timing rec gzip_timing "tsc=1,mtc=1,cyc=1" $GZ
 try gzip_chunk4k raw gzip_chunk4k 4096 "" $GZ
 try mt rec mt "tsc,mtc" "$T/mt"
-try sig rec sig "" "$T/sb" 1
+try sig rec sig "" "$T/sb" 1 200
 try lone rec lone "tsc=1,mtc=1,cyc=1" "$T/lj" 3000
 # (PSBs every 2 KiB: many segments in a small trace, for the instruction
 # outputs, which are long)
@@ -106,10 +110,22 @@ for n in "${names[@]}"; do
 	f=$T/$n.data
 	modes="tsv text calls"
 	case $n in
-	small_psb) modes="$modes insn report coverage folded" ;;
-	sig) modes="$modes notime calls_nt" ;;
-	lone) modes="text calls" ;;
+	small_psb) modes="$modes insn report coverage folded flame drcov timeline" ;;
+	sig) modes="$modes notime calls_nt timeline" ;;
+	lone) modes="text calls report chart timeline" ;;
+	mt_cpu) modes="$modes report timeline" ;;
+	gzip_bad) modes="$modes coverage timeline" ;;
 	esac
+	# (under the sanitizers: hwt report on the one with CYC timing and
+	# per-CPU, the timeline on the small one)
+	if [ "${HWT_SAN:-0}" = 1 ]; then
+		case $n in
+		lone) modes="text calls report" ;;
+		small_psb) modes="tsv text calls insn report coverage folded timeline" ;;
+		mt_cpu) modes="tsv text calls report" ;;
+		gzip_bad | sig) modes=${modes% timeline} modes=${modes% coverage} ;;
+		esac
+	fi
 	for m in $modes; do
 		case $m in
 		tsv) a=(script -i "$f" --branches --format tsv) ;;
@@ -121,6 +137,10 @@ for n in "${names[@]}"; do
 		report) a=(report -i "$f") ;;
 		coverage) a=(report -i "$f" --coverage) ;;
 		folded) a=(report -i "$f" --folded) ;;
+		flame) a=(report -i "$f" --flamegraph) ;;
+		chart) a=(report -i "$f" --flame-chart) ;;
+		drcov) a=(report -i "$f" --drcov) ;;
+		timeline) a=(timeline -i "$f" --format chrome) ;;
 		esac
 		ref=$(out "$n" ref "${a[@]}" -j1 --no-batch)
 		bad=

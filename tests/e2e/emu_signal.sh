@@ -3,14 +3,15 @@
 # unit (`hwt record --emulate --truth`), decoded by Linux perf (the oracle)
 # and by hwt script:
 #  - a busy loop (progs/sig_branch.c) that a timer signal interrupts until it
-#    has landed, at least 3 times each, right after a taken conditional
+#    has landed, at least 3 times each (a timer period of 200 us: a small
+#    trace), right after a taken conditional
 #    branch, a not-taken one and an indirect jump: the truth's async rows
 #    name exactly the RIPs the program's handler read from its ucontext
 #    (where sigreturn resumes), in order; perf's and hwt's async rows are
 #    those rows (the signals delivered at a system call aside: user-only
 #    tracing shows them as a syscall, no async row), and their branches
 #    equal the truth's;
-#  - 20 recordings stopped mid-run at varied moments (after a varied
+#  - 12 recordings stopped mid-run at varied moments (after a varied
 #    amount of qemu's CPU time counted from the program's first stream, no
 #    timing assertion; 8 under the sanitizers): SIGINT to hwt record (Ctrl-C) or SIGTERM / SIGKILL to the
 #    program itself, over programs with and without a SIGINT handler and
@@ -48,7 +49,7 @@ sig_branch() {
 		fail $name "gcc: $(head -2 "$d/cc.err")"
 		return
 	fi
-	"$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- "$d/sb" 3 \
+	"$HWT" record --emulate --truth "$d/truth" -o "$d/perf.data" -- "$d/sb" 3 200 \
 		>"$d/out" 2>"$d/err"
 	local rc=$?
 	if [ $rc != 0 ]; then
@@ -112,7 +113,7 @@ sig_branch() {
 # ---- endings: stopped at varied moments ----
 # The stop comes once the emulated program has used a varied amount of CPU
 # time (qemu's utime + stime in /proc, not wall time: the same moments on
-# a loaded machine), early enough that each run records ~0.3 to 2.5 M
+# a loaded machine), early enough that each run records ~0.3 to 1.5 M
 # branches, and always mid-run: the inputs take far longer, and a run
 # whose program exits with status 0 (it finished before the stop) fails.
 head -c 30000000 /dev/urandom >"$T/big.bin"
@@ -125,7 +126,7 @@ stop_run() {
 	mkdir -p "$d"
 	local ticks how cmd enc=sync
 	[ $((i % 3)) = 2 ] && enc=thread
-	ticks=$((2 + (i * 7 % 20) / 2)) # 2..11 ticks of qemu's CPU time after the first stream (the default encoder: 2-3x the blocks a tick of the encoder thread)
+	ticks=$((2 + (i * 7 % 10) / 2)) # 2..6 ticks of qemu's CPU time after the first stream (the default encoder: 2-3x the blocks a tick of the encoder thread)
 	case $((i % 4)) in
 	0) cmd=(gzip -1 -c big.bin) ;;         # SIGINT handler: cleans up, exits
 	1) cmd=(md5sum big.bin big.bin big.bin) ;; # no handler: SIGINT kills it
@@ -206,9 +207,10 @@ stop_run() {
 }
 
 sig_branch
-# 20 runs (4 programs x 3 stop ways, the moments varied); under the
+# 12 runs (4 programs x 3 stop ways, the moments varied: every program
+# meets SIGINT, and SIGTERM and SIGKILL each meet two programs); under the
 # sanitizers (slow hwt side) 8 of them, still every program and stop way
-runs=20
+runs=12
 [ "${HWT_SAN:-0}" = 1 ] && runs=8
 for i in $(seq 0 $((runs - 1))); do
 	stop_run "$i"

@@ -127,6 +127,34 @@ static void t_elf_self(void)
 	CHECK_EQ(hwt_image_symbol(img, (uint64_t)(uintptr_t)&t_mem + 3, &name, &off), 0);
 	CHECK(name && !strcmp(name, "t_mem") && off == 3);
 	CHECK_EQ(hwt_image_add_elf(img, path_a, 0), HWT_ERR_BAD_FILE);
+	/* hwt_image_symbol_end: hwt_image_symbol answers the same (name,
+	 * offset moving along, or no symbol) up to it, across main's
+	 * neighbours; symbols start at main and t_mem */
+	int changes = 0;
+	for (uint64_t a = at - 2048; a < at + 2048; a += 7) {
+		uint64_t end = 0;
+		const char *n0 = NULL, *n1 = NULL;
+		uint64_t o0 = 0, o1 = 0;
+		CHECK_EQ(hwt_image_symbol_end(img, a, &end), 0);
+		CHECK(end > a);
+		int r0 = hwt_image_symbol(img, a, &n0, &o0);
+		for (uint64_t b = a + 1; b < end && b < a + 512; b++) {
+			int r1 = hwt_image_symbol(img, b, &n1, &o1);
+			if (r1 != r0 || (!r0 && (n1 != n0 || o1 != o0 + (b - a)))) {
+				CHECK(!"symbol changes before hwt_image_symbol_end");
+				break;
+			}
+		}
+		changes += end <= a + 7;
+	}
+	CHECK(changes > 0); /* (it does stop at the symbols' starts) */
+	uint64_t end = 0;
+	CHECK_EQ(hwt_image_symbol_end(img, at, &end), 0);
+	CHECK(end > at);
+	CHECK_EQ(hwt_image_symbol(img, end - 1, &name, &off), 0);
+	CHECK(name && !strcmp(name, "main") && off == end - 1 - at);
+	CHECK(hwt_image_symbol(img, end, &name, &off) || strcmp(name, "main") || off != end - at);
+	CHECK_EQ(hwt_image_symbol_end(NULL, at, &end), HWT_ERR_INVALID);
 	hwt_image_free(img);
 }
 

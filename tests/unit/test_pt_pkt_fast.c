@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "hwt/pt_packet.h"
+#include "pt/packet_int.h"
 #include "t.h"
 
 struct ev {
@@ -51,6 +52,9 @@ static size_t walk_ref(const uint8_t *b, size_t len, struct ev *ev, size_t max)
 
 /* The decoder from offset 0: batch 0 = hwt_pt_pkt_next, else batches of
  * that many; stops at the first error or the end. */
+/* The batch loop's 64-byte chunk scan on (where the CPU has it) or off. */
+static int use_simd;
+
 static size_t walk_dec(const uint8_t *b, size_t len, int batch, struct ev *ev, size_t max)
 {
 	struct hwt_pt_buf buf = {b, b + len, NULL, NULL};
@@ -59,6 +63,7 @@ static size_t walk_dec(const uint8_t *b, size_t len, int batch, struct ev *ev, s
 	size_t n = 0;
 	if (!dec || hwt_pt_pkt_sync_set(dec, 0) < 0)
 		return 0;
+	pkt_set_simd(dec, use_simd);
 	while (n < max) {
 		uint64_t off;
 		int r;
@@ -86,13 +91,14 @@ static size_t walk_dec(const uint8_t *b, size_t len, int batch, struct ev *ev, s
 
 static int failures;
 
-static void compare(const uint8_t *b, size_t len, const char *what, unsigned probe)
+static void compare_n(const uint8_t *b, size_t len, const char *what, unsigned probe, size_t max)
 {
-	static struct ev ref[64], got[64];
-	static const int batches[] = {0, 256, 2};
-	size_t nr = walk_ref(b, len, ref, 64);
-	for (int k = 0; k < 3; k++) {
-		size_t ng = walk_dec(b, len, batches[k], got, 64);
+	static struct ev ref[8192], got[8192];
+	static const int batches[] = {0, 256, 2, 256, 7};
+	size_t nr = walk_ref(b, len, ref, max);
+	for (int k = 0; k < 5; k++) {
+		use_simd = k < 3 ? 0 : 1; /* batch 0 (next) has no chunk scan */
+		size_t ng = walk_dec(b, len, batches[k], got, max);
 		int ok = ng == nr;
 		size_t i = 0;
 		for (; ok && i < nr; i++)
@@ -108,6 +114,11 @@ static void compare(const uint8_t *b, size_t len, const char *what, unsigned pro
 			       got[j].off, nr, ng);
 		}
 	}
+}
+
+static void compare(const uint8_t *b, size_t len, const char *what, unsigned probe)
+{
+	compare_n(b, len, what, probe, 64);
 }
 
 /* Prefixes of fast packets of different sizes: the probe is reached
@@ -259,9 +270,104 @@ static void t_random_mix(void)
 	}
 }
 
+/* Append one packet of a varied stream to b[*i, len) (cut at len): mostly
+ * the fast packets, every 02 and 99 second byte, CYCs of 1-4 bytes,
+ * IPBytes 5 and 7 (bad), PSB, TMA, BBP with BIPs, PAD runs, TNT-64 with
+ * no payload (bad) and the odd junk byte (the bad ones only if bad). */
+static void put_packet(uint8_t *b, size_t *i, size_t len, uint64_t *s, int bad)
+{
+	uint8_t p[80];
+	size_t n = 0;
+	uint64_t x = rnd(s), r = x % 1000;
+	static const uint8_t ext[] = {0x23, 0xf3, 0x83, 0xa3, 0x43, 0x03, 0xc8, 0x62, 0xe2,
+				      0x33, 0xb3, 0x73, 0x82, 0xc3, 0x12, 0x32, 0x22, 0xa2,
+				      0xc2, 0x13, 0x53, 0x63, 0xa3, 0xa3, 0x03, 0x23};
+	if (r < 450) { /* TNT-8 */
+		p[n++] = (uint8_t)(4 + (x >> 12) % 252) & 0xfe;
+	} else if (r < 600) { /* IP packets, IPBytes 0-7 (5 and 7 rarely) */
+		static const uint8_t lo[] = {0x01, 0x0d, 0x11, 0x1d};
+		unsigned ipc = (x >> 12) % 8;
+		if ((ipc == 5 || ipc == 7) && (!bad || (x >> 20) % 8))
+			ipc = 1;
+		p[n++] = (uint8_t)(lo[(x >> 16) % 4] | ipc << 5);
+		for (int k = 0; k < 8; k++)
+			p[n++] = (uint8_t)(x >> (24 + 4 * k));
+		n = 1 + (ipc == 0 ? 0 : ipc == 1 ? 2 : ipc == 2 ? 4 : ipc <= 4 ? 6 : 8);
+	} else if (r < 720) { /* CYC of 1-4 bytes */
+		unsigned more = (x >> 12) % 4;
+		p[n++] = (uint8_t)((x >> 16) & 0xf8) | (more ? 7 : 3);
+		for (unsigned k = 1; k <= more; k++)
+			p[n++] = (uint8_t)(((x >> (24 + 8 * k)) & 0xfe) | (k < more));
+	} else if (r < 780) { /* MTC, TSC */
+		p[n++] = (x >> 12) & 1 ? 0x59 : 0x19;
+		for (int k = 0; k < 7; k++)
+			p[n++] = (uint8_t)(x >> (16 + 6 * k));
+		n = p[0] == 0x59 ? 2 : 8;
+	} else if (r < 820) { /* MODE, leaves 0-7 (2-7 rarely) */
+		uint8_t m = (uint8_t)(x >> 12);
+		p[n++] = 0x99;
+		p[n++] = !bad || (x >> 20) % 16 ? m & 0x3f : m;
+	} else if (r < 930) { /* 02 xx */
+		uint8_t y = !bad || (x >> 12) % 16 ? ext[(x >> 16) % (bad ? sizeof(ext) : 11)]
+						   : (uint8_t)(x >> 24);
+		p[n++] = 0x02;
+		p[n++] = y;
+		for (int k = 0; k < 14; k++)
+			p[n++] = (uint8_t)rnd(s);
+		if (y == 0xa3 && bad && (x >> 28) % 8 == 0) /* TNT-64: no payload (bad) */
+			memset(p + 2, 0, 6);
+		if (y == 0x82) /* PSB */
+			for (int k = 2; k < 16; k++)
+				p[k] = k & 1 ? 0x82 : 0x02;
+		if (y == 0x73 && (x >> 28) % 8) { /* TMA: valid */
+			p[4] = 0;
+			p[6] &= 1;
+		}
+		if (y == 0x63) { /* BBP and BIPs, sometimes BEP */
+			p[2] = (uint8_t)(x >> 32) & 0x9f;
+			n = 3;
+			for (unsigned k = (x >> 40) % 4; k; k--) {
+				p[n++] = (uint8_t)(((x >> 44) & 0xf8) | 4);
+				for (int j = 0; j < (p[2] & 0x80 ? 4 : 8); j++)
+					p[n++] = (uint8_t)rnd(s);
+			}
+			if ((x >> 50) & 1)
+				p[n++] = 0x02, p[n++] = 0x33;
+		} else {
+			n = 16;
+			struct hwt_pt_packet q;
+			int sz = hwt_pt_pkt_parse(p, n, &q);
+			n = sz > 0 ? (size_t)sz : 2;
+		}
+	} else if (r < 990 || !bad) { /* a PAD run */
+		for (unsigned k = 1 + (x >> 12) % ((x >> 20) % 4 ? 4 : 70); k; k--)
+			p[n++] = 0;
+	} else { /* junk */
+		p[n++] = (uint8_t)(x >> 12);
+	}
+	for (size_t k = 0; k < n && *i < len; k++)
+		b[(*i)++] = p[k];
+}
+
+/* Long varied streams, decoded whole: the batch loop's 64-byte chunk
+ * scan (and the chained loop) against the checked parser. */
+static void t_long_streams(void)
+{
+	uint64_t s = 777;
+	failures = 0;
+	for (int iter = 0; iter < 120; iter++) {
+		size_t len = 100 + rnd(&s) % 3000, i = 0;
+		uint8_t *b = malloc(len);
+		while (i < len)
+			put_packet(b, &i, len, &s, iter & 1);
+		compare_n(b, len, "long stream", (unsigned)iter, 8192);
+		free(b);
+	}
+}
+
 /* PAD runs (decoded in bulk by the batch loop) of every length up to 70,
  * after a prefix, followed by other packets or the buffer end at every
- * distance. */
+ * distance; and longer runs (chunks of PADs in the chunk scan). */
 static void t_pad_runs(void)
 {
 	static const uint8_t tail[] = {0x04, 0x2d, 0x11, 0x22, 0x00, 0x59, 0x00, 0x03};
@@ -276,6 +382,21 @@ static void t_pad_runs(void)
 					       : i < o + run ? 0x00
 							     : tail[(i - o - run) % sizeof(tail)];
 				compare(b, len, "pad run", (unsigned)run);
+				free(b);
+			}
+		}
+	}
+	/* long runs: whole 64-byte chunks of PADs, each packet compared */
+	for (size_t run = 60; run <= 300; run += 11) {
+		for (size_t o = 0; o < 4; o++) {
+			for (size_t extra = 0; extra <= 90; extra += 30) {
+				size_t len = o + run + extra;
+				uint8_t *b = malloc(len);
+				for (size_t i = 0; i < len; i++)
+					b[i] = i < o	     ? 0x06
+					       : i < o + run ? 0x00
+							     : tail[(i - o - run) % sizeof(tail)];
+				compare_n(b, len, "long pad run", (unsigned)run, 8192);
 				free(b);
 			}
 		}
@@ -339,6 +460,7 @@ int main(void)
 	RUN(t_special_payloads);
 	RUN(t_random_mix);
 	RUN(t_pad_runs);
+	RUN(t_long_streams);
 	RUN(t_psb_every_offset);
 	return t_done();
 }

@@ -4,7 +4,9 @@
  * The handler reads the interrupted RIP from its ucontext (where sigreturn
  * resumes: the oracle) and the program prints every one, in order, as
  * "0x...".  Exit 0 when each landing place was hit N times (argv[1],
- * default 3), 1 after 20000 signals without. */
+ * default 3), 1 after 20000 signals without.  argv[2]: the timer's period
+ * in microseconds (default 3000); the trace grows with it (the loop runs
+ * the whole period between two signals), so tests keep it short. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -38,7 +40,10 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = {{0, 3000}, {0, 3000}};
+	long us = argc > 2 ? atol(argv[2]) : 3000;
+	if (us < 1 || us > 999999)
+		us = 3000;
+	struct itimerval it = {{0, us}, {0, us}};
 	setitimer(ITIMER_REAL, &it, NULL);
 	while ((hits[0] < want || hits[1] < want || hits[2] < want) && nsig < MAXSIG) {
 		/* each branch ends a translated block: the signal lands right
