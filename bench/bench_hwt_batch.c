@@ -19,7 +19,8 @@
  *                                       compare two builds of the library on
  *                                       a large recording
  * Options (before the mode): --no-path-cache, --time (ask for the time
- * of each entry).
+ * of each entry; without it the decoder tracks no time:
+ * hwt_pt_query_options.no_time).
  *
  * Loading is bench_rec.h's, as for bench_hwt_flow and bench_flow: each
  * queue's chunks concatenated in memory, one image for every mapping,
@@ -78,6 +79,18 @@ static uint64_t hash_entry(uint64_t h, const struct hwt_pt_entry *e, const struc
 	return fnv(h, w, sizeof(w));
 }
 
+/* A batch's n entries into h (and their count into *nent); out of the
+ * timed loop. */
+static __attribute__((noinline)) uint64_t hash_batch(uint64_t h, const struct hwt_pt_entry *ent,
+						     size_t n, const struct hwt_pt_event *evs,
+						     uint64_t *nent)
+{
+	for (size_t k = 0; k < n; k++)
+		h = hash_entry(h, &ent[k], evs);
+	*nent += n;
+	return h;
+}
+
 static void map_file(void *arg, const char *path, uint64_t pgoff, uint64_t len, uint64_t addr)
 {
 	hwt_image_add_file(arg, path, pgoff, len, addr);
@@ -128,6 +141,9 @@ int main(int argc, char **argv)
 	opt.query.size = sizeof(opt.query);
 	opt.cache = cache;
 	opt.no_path_cache = (uint8_t)no_paths;
+#ifndef BENCH_NO_NO_TIME			 /* (for a library without the option) */
+	opt.query.no_time = (uint8_t)!want_time; /* no time tracking */
+#endif
 	struct hwt_pt_batch b;
 	hwt_pt_batch_init(&b, ent, CAP, evs, EVCAP);
 	b.want_time = (uint8_t)want_time;
@@ -146,8 +162,6 @@ int main(int argc, char **argv)
 			st = hwt_pt_block_batch(d, &b);
 			for (size_t k = 0; k < b.n; k++) {
 				const struct hwt_pt_entry *e = &ent[k];
-				if (hash)
-					h = hash_entry(h, e, evs);
 				if (e->type != HWT_PTE_ERROR)
 					insns += e->ninsn;
 				if (e->type == HWT_PTE_BRANCH) {
@@ -164,7 +178,8 @@ int main(int argc, char **argv)
 						       (unsigned long long)ev->ip);
 				}
 			}
-			nent += b.n;
+			if (hash)
+				h = hash_batch(h, ent, b.n, evs, &nent);
 		} while (st > 0);
 		if (st < 0) {
 			fprintf(stderr, "bench_hwt_batch: %s\n", hwt_errstr(st));

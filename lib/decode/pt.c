@@ -674,6 +674,11 @@ static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *da
 		e->pc_epoch = e->repoch;
 	}
 	opt.cache = e->pc;
+	/* region_batch without times: no time tracking (the output is the
+	 * same; the block loop of --no-batch keeps it, as the reference) */
+	int want_time = (e->c->flags & HWT_DEC_WANT_TIME) || q->per_cpu;
+	opt.query.no_time = (uint8_t)(blk && !want_time && !e->c->insn && !e->c->event &&
+				      !(e->dflags & HWT_DECODER_NO_BATCH));
 	if (blk) {
 		opt.end_on_call = 1;
 		opt.end_on_jump = 1;

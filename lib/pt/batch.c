@@ -215,7 +215,7 @@ static inline int la_tnt(struct hwt_pt_query *q)
 {
 	if (q->la_valid)
 		return q->la.type == HWT_PKT_TNT8 || q->la.type == HWT_PKT_TNT64;
-	if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+	if (!qry_next_tnt8(q))
 		return 0;
 	q->la_valid = 1;
 	return 1;
@@ -224,10 +224,13 @@ static inline int la_tnt(struct hwt_pt_query *q)
 /* A path may take the bits of the TNT-8 packets that follow the cached
  * ones, up to SPAN_MAX of them, where each is followed by a TNT again
  * (what flow_quick_bit asks before taking a bit): the lookahead first,
- * then the bytes at the packet decoder's position (np of them in all). */
+ * then the packets at the packet decoder's position, in its first part
+ * (np of them in all, at off[]); without time tracking, timing packets
+ * between them are read past as flow_quick_bit does (qry_next_tnt8). */
 #define SPAN_MAX 4
 struct span {
-	int np; /* packets in the key after the cached bits */
+	int np;			/* packets in the key after the cached bits */
+	uint64_t off[SPAN_MAX]; /* the offsets of the TNT-8 after each */
 };
 
 /* The TNT-8 byte c (the packet decoder's test, pkt_next_tnt8): its bit
@@ -248,20 +251,28 @@ static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
 	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
 	s->np = 0;
 	if (q->la.type != HWT_PKT_TNT8 || q->tick_pending || dec->ctx != HWT_PKT_CTX_NONE ||
-	    !dec->synced || dec->pos >= dec->n1)
+	    !dec->synced)
 		return key;
-	const uint8_t *at = dec->b1 + dec->pos;
-	uint64_t lim = dec->n1 - dec->pos, pay = q->la.u.tnt.payload, npay = 0;
+	uint64_t at = dec->pos, pay = q->la.u.tnt.payload, npay = 0;
 	unsigned m = q->la.u.tnt.bits, nb = (unsigned)q->tnt_n;
-	int j = 0;
-	for (int end = lim < SPAN_MAX ? (int)lim : SPAN_MAX; j < end; j++) {
-		unsigned nm = tnt8_bits(at[j], &npay);
-		if (!nm || nb + m > 63)
+	int j = 0, nt = q->no_time;
+	for (; j < SPAN_MAX && at < dec->n1; j++, at++) {
+		unsigned nm = tnt8_bits(dec->b1[at], &npay);
+		if (!nm) {
+			/* (timing packets, then a TNT-8?) */
+			uint64_t t;
+			if (!nt || (t = pkt_past_time(dec, at)) == at || t >= dec->n1 ||
+			    !(nm = tnt8_bits(dec->b1[t], &npay)))
+				break;
+			at = t;
+		}
+		if (nb + m > 63)
 			break;
 		key = (key << m) | pay;
 		nb += m;
 		m = nm;
 		pay = npay;
+		s->off[j] = at;
 	}
 	s->np = j;
 	return key;
@@ -279,15 +290,14 @@ static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsig
 	}
 	u -= (unsigned)q->tnt_n;
 	struct hwt_pt_pkt_decoder *dec = q->pd;
-	const uint8_t *at = dec->b1 + dec->pos;
 	uint64_t pay = q->la.u.tnt.payload;
 	unsigned m = q->la.u.tnt.bits;
 	int j = 0;
 	while (j < s->np && u >= m) {
 		u -= m;
-		m = tnt8_bits(at[j++], &pay);
+		m = tnt8_bits(dec->b1[s->off[j++]], &pay);
 	}
-	uint64_t off = j ? dec->pos + (unsigned)j - 1 : q->la_off; /* packet j */
+	uint64_t off = j ? s->off[j - 1] : q->la_off; /* packet j */
 	q->tnt_bits = pay;
 	q->tnt_n = (int)(m - u);
 	q->tnt_tick = 0; /* (no tick pending: span_key) */
@@ -295,13 +305,15 @@ static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsig
 		q->la_valid = 0;
 		dec->pos = off + 1;
 	} else {
+		/* (u > 0: j < np, key bits were left) */
+		uint64_t nx = s->off[j];
 		q->la.type = HWT_PKT_TNT8;
 		q->la.size = 1;
-		q->la.u.tnt.bits = (uint8_t)tnt8_bits(at[j], &pay);
+		q->la.u.tnt.bits = (uint8_t)tnt8_bits(dec->b1[nx], &pay);
 		q->la.u.tnt.payload = pay;
-		q->la_off = off + 1;
+		q->la_off = nx;
 		q->la_valid = 1;
-		dec->pos = off + 2;
+		dec->pos = nx + 1;
 	}
 }
 
