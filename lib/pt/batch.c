@@ -41,6 +41,7 @@
  * hwt_pt_block_decoder.bt): the instructions not yet reported, a branch
  * held back, the end.  No allocation here.
  */
+#include <endian.h>
 #include <string.h>
 
 #include "insn_int.h"
@@ -229,20 +230,32 @@ static inline int la_tnt(struct hwt_pt_query *q)
  * between them are read past as flow_quick_bit does (qry_next_tnt8). */
 #define SPAN_MAX 4
 struct span {
-	int np;			/* packets in the key after the cached bits */
-	uint64_t off[SPAN_MAX]; /* the offsets of the TNT-8 after each */
+	int np; /* packets in the key after the cached bits */
+	/* the TNT-8 after each: offset, bit count, payload */
+	uint64_t off[SPAN_MAX], pay[SPAN_MAX];
+	unsigned m[SPAN_MAX];
 };
 
 /* The TNT-8 byte c (the packet decoder's test, pkt_next_tnt8): its bit
- * count (0: no TNT-8) and payload. */
-static inline unsigned tnt8_bits(unsigned c, uint64_t *pay)
-{
-	if ((c & 1) || c <= 2)
-		return 0;
-	unsigned v = c >> 1u, m = 31u - (unsigned)__builtin_clz(v);
-	*pay = v ^ (1u << m);
-	return m;
-}
+ * count (0: no TNT-8: bit 0 set, PAD, 02) and payload, by table. */
+#define T8M(c)                                                                                     \
+	(((c)&1) || (c) <= 2 ? 0                                                                   \
+	 : (c) >= 0x80	     ? 6                                                                   \
+	 : (c) >= 0x40	     ? 5                                                                   \
+	 : (c) >= 0x20	     ? 4                                                                   \
+	 : (c) >= 0x10	     ? 3                                                                   \
+	 : (c) >= 0x08	     ? 2                                                                   \
+			     : 1)
+#define T8P(c) (((c) >> 1) & ((1 << T8M(c)) - 1))
+#define R4(F, i) F(i), F(i + 1), F(i + 2), F(i + 3)
+#define R16(F, i) R4(F, i), R4(F, i + 4), R4(F, i + 8), R4(F, i + 12)
+#define R64(F, i) R16(F, i), R16(F, i + 16), R16(F, i + 32), R16(F, i + 48)
+#define R256(F) R64(F, 0), R64(F, 64), R64(F, 128), R64(F, 192)
+static const uint8_t tnt8_m[256] = {R256(T8M)}, tnt8_p[256] = {R256(T8P)};
+#undef R4
+#undef R16
+#undef R64
+#undef R256
 
 /* The key of the cached bits and the TNT-8 packets after them (s). */
 static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
@@ -253,16 +266,17 @@ static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
 	if (q->la.type != HWT_PKT_TNT8 || q->tick_pending || dec->ctx != HWT_PKT_CTX_NONE ||
 	    !dec->synced)
 		return key;
-	uint64_t at = dec->pos, pay = q->la.u.tnt.payload, npay = 0;
+	const uint8_t *b1 = dec->b1;
+	uint64_t at = dec->pos, n1 = dec->n1, pay = q->la.u.tnt.payload;
 	unsigned m = q->la.u.tnt.bits, nb = (unsigned)q->tnt_n;
 	int j = 0, nt = q->no_time;
-	for (; j < SPAN_MAX && at < dec->n1; j++, at++) {
-		unsigned nm = tnt8_bits(dec->b1[at], &npay);
+	for (; j < SPAN_MAX && at < n1; j++, at++) {
+		unsigned nm = tnt8_m[b1[at]];
 		if (!nm) {
 			/* (timing packets, then a TNT-8?) */
 			uint64_t t;
-			if (!nt || (t = pkt_past_time(dec, at)) == at || t >= dec->n1 ||
-			    !(nm = tnt8_bits(dec->b1[t], &npay)))
+			if (!nt || (t = pkt_past_time(dec, at)) == at || t >= n1 ||
+			    !(nm = tnt8_m[b1[t]]))
 				break;
 			at = t;
 		}
@@ -271,8 +285,10 @@ static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
 		key = (key << m) | pay;
 		nb += m;
 		m = nm;
-		pay = npay;
+		pay = tnt8_p[b1[at]];
 		s->off[j] = at;
+		s->m[j] = m;
+		s->pay[j] = pay;
 	}
 	s->np = j;
 	return key;
@@ -289,31 +305,30 @@ static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsig
 		return;
 	}
 	u -= (unsigned)q->tnt_n;
-	struct hwt_pt_pkt_decoder *dec = q->pd;
-	uint64_t pay = q->la.u.tnt.payload;
+	uint64_t pay = q->la.u.tnt.payload, off = q->la_off; /* packet j */
 	unsigned m = q->la.u.tnt.bits;
 	int j = 0;
 	while (j < s->np && u >= m) {
 		u -= m;
-		m = tnt8_bits(dec->b1[s->off[j++]], &pay);
+		m = s->m[j];
+		pay = s->pay[j];
+		off = s->off[j++];
 	}
-	uint64_t off = j ? s->off[j - 1] : q->la_off; /* packet j */
 	q->tnt_bits = pay;
 	q->tnt_n = (int)(m - u);
 	q->tnt_tick = 0; /* (no tick pending: span_key) */
 	if (!u) {
 		q->la_valid = 0;
-		dec->pos = off + 1;
+		q->pd->pos = off + 1;
 	} else {
 		/* (u > 0: j < np, key bits were left) */
-		uint64_t nx = s->off[j];
 		q->la.type = HWT_PKT_TNT8;
 		q->la.size = 1;
-		q->la.u.tnt.bits = (uint8_t)tnt8_bits(dec->b1[nx], &pay);
-		q->la.u.tnt.payload = pay;
-		q->la_off = nx;
+		q->la.u.tnt.bits = (uint8_t)s->m[j];
+		q->la.u.tnt.payload = s->pay[j];
+		q->la_off = s->off[j];
 		q->la_valid = 1;
-		dec->pos = nx + 1;
+		q->pd->pos = s->off[j] + 1;
 	}
 }
 
@@ -380,17 +395,28 @@ static inline void copy_entries(struct hwt_pt_entry *to, const struct hwt_pt_ent
 	}
 }
 
-/* The return stack operations of path p, in order. */
+/* The return stack operations of path p, in order (most branches have
+ * none: the operation bytes are looked at eight at a time; the pool has
+ * 8 bytes to spare). */
 static void path_rs(struct retstack *rs, const struct hwt_pt_cache *c, const struct path *p)
 {
 	const struct hwt_pt_entry *br = c->pent + p->br;
 	const uint8_t *op = c->prs + p->br;
-	for (unsigned i = 0; i < p->nbr; i++) {
-		if (op[i] == PATH_POP) {
-			uint64_t to;
-			retstack_pop(rs, &to); /* (to == br[i].to) */
-		} else if (op[i]) {
-			retstack_push(rs, br[i].from + op[i]);
+	for (unsigned i = 0; i < p->nbr; i += 8) {
+		uint64_t w;
+		memcpy(&w, op + i, 8);
+		w = le64toh(w);
+		if (p->nbr - i < 8)
+			w &= (1ull << (8 * (p->nbr - i))) - 1; /* (not the next path's) */
+		while (w) {
+			unsigned k = i + (unsigned)__builtin_ctzll(w) / 8;
+			w &= ~(0xffull << (8 * (k - i)));
+			if (op[k] == PATH_POP) {
+				uint64_t to;
+				retstack_pop(rs, &to); /* (to == br[k].to) */
+			} else {
+				retstack_push(rs, br[k].from + op[k]);
+			}
 		}
 	}
 }
