@@ -18,8 +18,12 @@
  * finished entries.  Where a path ends at another conditional branch,
  * the next lookup follows at once, with the bits of the TNT-8 packets
  * that come next in the buffer added to the key (span_key: up to
- * SPAN_MAX more, each followed by a TNT again), and the TNT state is
- * left as taking the bits one by one would (span_take).  The time is
+ * SPAN_MAX more, each followed by a TNT again; without time tracking,
+ * timing packets between them are read past), and the TNT state is
+ * left as taking the bits one by one would (span_take).  Visits of the
+ * stop ip: a path that has one where visits count (stop_live) is not
+ * taken; before they count, spans end before stop_from (so they start
+ * counting only between paths, where they are looked at).  The time is
  * the same along a path (no timing packet is read there: a path needs
  * the next packet to be a TNT), so it moves only where the query
  * decoder answers: flow_proceed_jcc for the first bit of a TNT that
@@ -257,8 +261,9 @@ static const uint8_t tnt8_m[256] = {R256(T8M)}, tnt8_p[256] = {R256(T8P)};
 #undef R64
 #undef R256
 
-/* The key of the cached bits and the TNT-8 packets after them (s). */
-static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
+/* The key of the cached bits and the TNT-8 packets after them (s) that
+ * start before offset lim. */
+static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s, uint64_t lim)
 {
 	const struct hwt_pt_pkt_decoder *dec = q->pd;
 	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
@@ -267,7 +272,7 @@ static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
 	    !dec->synced)
 		return key;
 	const uint8_t *b1 = dec->b1;
-	uint64_t at = dec->pos, n1 = dec->n1, pay = q->la.u.tnt.payload;
+	uint64_t at = dec->pos, n1 = dec->n1 < lim ? dec->n1 : lim, pay = q->la.u.tnt.payload;
 	unsigned m = q->la.u.tnt.bits, nb = (unsigned)q->tnt_n;
 	int j = 0, nt = q->no_time;
 	for (; j < SPAN_MAX && at < n1; j++, at++) {
@@ -336,19 +341,6 @@ static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsig
 static inline const struct path *path_key_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
 					     uint64_t key)
 {
-	if (c->paths) {
-		const struct path *p = &c->paths[path_slot(ip, mode, key)];
-		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
-			return p;
-	}
-	return path_get(c, ip, mode, key);
-}
-
-/* The path for the cached TNT bits at ip, looked up in place. */
-static inline const struct path *path_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
-					 const struct hwt_pt_query *q)
-{
-	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
 	if (c->paths) {
 		const struct path *p = &c->paths[path_slot(ip, mode, key)];
 		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
@@ -460,10 +452,12 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
 			struct span sp;
 			sp.np = 0;
-			/* (with stop visits to look for: the bits of this
-			 * packet alone, checked below) */
-			const struct path *p = ws ? path_at(c, ip, mode, q)
-						  : path_key_at(c, ip, mode, span_key(q, &sp));
+			/* (with stop visits that count (LIVE): the bits of
+			 * this packet alone, checked below; with visits that
+			 * do not count yet: the packets before stop_from, so
+			 * that none come to count on the way) */
+			uint64_t lim = !ws ? UINT64_MAX : LIVE() ? 0 : b->stop_from;
+			const struct path *p = path_key_at(c, ip, mode, span_key(q, &sp, lim));
 			if (p && LIVE() && path_stops(c, p, ip, stop))
 				p = NULL;
 			if (p && n + p->nbr <= cap) {
@@ -497,10 +491,11 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 							    q); /* as flow_quick_bit does */
 					}
 					steps++;
-					if (!(p->flags & PATH_END_JCC) || ws || n + 1 >= cap ||
-					    !q->tnt_n || q->tnt_tick || !la_tnt(q))
+					if (!(p->flags & PATH_END_JCC) || n + 1 >= cap ||
+					    !q->tnt_n || q->tnt_tick || !la_tnt(q) ||
+					    (ws && LIVE()))
 						break;
-					p = path_key_at(c, f->ip, mode, span_key(q, &sp));
+					p = path_key_at(c, f->ip, mode, span_key(q, &sp, lim));
 					if (!p || n + p->nbr > cap)
 						break;
 				}
