@@ -799,16 +799,23 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 			}
 			size_t k = 0;
 			if (!want_time) {
-				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
-					const struct hwt_pt_entry *x = &ent[i];
-					if (tent && x->ninsn)
-						put_dec_branch(&o[k++], tf, tt, tk, 0, 0);
+				/* (at most one output a branch: room entries
+				 * cannot overflow o) */
+				size_t end = b.n - i < room ? b.n : i + room;
+				if (!tent && i < end && ent[i].type == HWT_PTE_BRANCH) {
 					tent = 1;
+					tf = ent[i].from;
+					tt = ent[i].to;
+					tk = e->kinds[ent[i].iclass];
+					i++;
+				}
+				for (; i < end && ent[i].type == HWT_PTE_BRANCH; i++) {
+					const struct hwt_pt_entry *x = &ent[i];
+					if (x->ninsn) /* (tent) */
+						put_dec_branch(&o[k++], tf, tt, tk, 0, 0);
 					tf = x->from;
 					tt = x->to;
-					tk = x->iclass < sizeof(e->kinds)
-						 ? e->kinds[x->iclass]
-						 : hwt_branch_kind_of(x->iclass);
+					tk = e->kinds[x->iclass];
 				}
 			} else {
 				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
@@ -826,9 +833,7 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 					tent = 1;
 					tf = x->from;
 					tt = x->to;
-					tk = x->iclass < sizeof(e->kinds)
-						 ? e->kinds[x->iclass]
-						 : hwt_branch_kind_of(x->iclass);
+					tk = e->kinds[x->iclass];
 				}
 			}
 			if (e->cap)
@@ -877,8 +882,7 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				tent = 1;
 				tf = x->from;
 				tt = x->to;
-				tk = x->iclass < sizeof(e->kinds) ? e->kinds[x->iclass]
-								  : hwt_branch_kind_of(x->iclass);
+				tk = e->kinds[x->iclass];
 				break;
 			case HWT_PTE_EVENT: {
 				const struct hwt_pt_event *ev = &evs[x->index];
