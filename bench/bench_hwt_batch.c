@@ -12,8 +12,15 @@
  *   bench_hwt_batch load FILE.data      only load (the baseline for counting
  *                                       the decode's instructions with
  *                                       valgrind --tool=callgrind)
+ *   bench_hwt_batch hash FILE.data      "hwt-hash ENTRIES BRANCHES INSNS HASH":
+ *                                       a 64-bit hash (FNV-1a's step by word) of every entry (all
+ *                                       fields but the time; an event entry
+ *                                       with its event, times zeroed), to
+ *                                       compare two builds of the library on
+ *                                       a large recording
  * Options (before the mode): --no-path-cache, --time (ask for the time
- * of each entry).
+ * of each entry; without it the decoder tracks no time:
+ * hwt_pt_query_options.no_time).
  *
  * Loading is bench_rec.h's, as for bench_hwt_flow and bench_flow: each
  * queue's chunks concatenated in memory, one image for every mapping,
@@ -40,6 +47,50 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* FNV-1a's step a 64-bit word at a time (n bytes, a multiple of 8). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, (const char *)p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* An entry and its event, without times, into h. */
+static uint64_t hash_entry(uint64_t h, const struct hwt_pt_entry *e, const struct hwt_pt_event *evs)
+{
+	uint64_t w[6] = {e->type | (uint64_t)e->iclass << 8 | (uint64_t)e->mode << 16,
+			 (uint64_t)(uint32_t)e->err,
+			 e->ninsn,
+			 e->from,
+			 e->to,
+			 0};
+	if (e->type == HWT_PTE_EVENT) {
+		const struct hwt_pt_event *ev = &evs[e->index];
+		uint64_t x[2] = {ev->type | (uint64_t)ev->ip_suppressed << 8 |
+				     (uint64_t)ev->status_update << 16 |
+				     (uint64_t)ev->ip_hidden << 24,
+				 ev->ip};
+		w[5] = fnv(fnv(0xcbf29ce484222325ull, x, sizeof(x)), &ev->u, sizeof(ev->u));
+	}
+	return fnv(h, w, sizeof(w));
+}
+
+/* A batch's n entries into h (and their count into *nent); out of the
+ * timed loop. */
+static __attribute__((noinline)) uint64_t hash_batch(uint64_t h, const struct hwt_pt_entry *ent,
+						     size_t n, const struct hwt_pt_event *evs,
+						     uint64_t *nent)
+{
+	for (size_t k = 0; k < n; k++)
+		h = hash_entry(h, &ent[k], evs);
+	*nent += n;
+	return h;
+}
+
 static void map_file(void *arg, const char *path, uint64_t pgoff, uint64_t len, uint64_t addr)
 {
 	hwt_image_add_file(arg, path, pgoff, len, addr);
@@ -59,14 +110,14 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (argc - a != 2 ||
-	    (strcmp(argv[a], "time") && strcmp(argv[a], "branches") && strcmp(argv[a], "load"))) {
+	if (argc - a != 2 || (strcmp(argv[a], "time") && strcmp(argv[a], "branches") &&
+			      strcmp(argv[a], "load") && strcmp(argv[a], "hash"))) {
 		fprintf(stderr,
-			"usage: bench_hwt_batch [--no-path-cache] [--time] time|branches|load "
+			"usage: bench_hwt_batch [--no-path-cache] [--time] time|branches|load|hash "
 			"FILE.data\n");
 		return 2;
 	}
-	int print = !strcmp(argv[a], "branches");
+	int print = !strcmp(argv[a], "branches"), hash = !strcmp(argv[a], "hash");
 	struct hwt_pt_config cfg;
 	hwt_pt_config_init(&cfg);
 	struct hwt_image *img = hwt_image_alloc();
@@ -90,10 +141,13 @@ int main(int argc, char **argv)
 	opt.query.size = sizeof(opt.query);
 	opt.cache = cache;
 	opt.no_path_cache = (uint8_t)no_paths;
+#ifndef BENCH_NO_NO_TIME			 /* (for a library without the option) */
+	opt.query.no_time = (uint8_t)!want_time; /* no time tracking */
+#endif
 	struct hwt_pt_batch b;
 	hwt_pt_batch_init(&b, ent, CAP, evs, EVCAP);
 	b.want_time = (uint8_t)want_time;
-	uint64_t bytes = 0, branches = 0, insns = 0;
+	uint64_t bytes = 0, branches = 0, insns = 0, nent = 0, h = 0xcbf29ce484222325ull;
 	int ret = 0;
 	double t0 = now();
 	for (size_t i = 0; i < br.nq && strcmp(argv[a], "load"); i++) {
@@ -124,6 +178,8 @@ int main(int argc, char **argv)
 						       (unsigned long long)ev->ip);
 				}
 			}
+			if (hash)
+				h = hash_batch(h, ent, b.n, evs, &nent);
 		} while (st > 0);
 		if (st < 0) {
 			fprintf(stderr, "bench_hwt_batch: %s\n", hwt_errstr(st));
@@ -132,7 +188,11 @@ int main(int argc, char **argv)
 		hwt_pt_block_free(d);
 	}
 	double t = now() - t0;
-	if (!print)
+	if (hash)
+		printf("hwt-hash %llu %llu %llu %016llx\n", (unsigned long long)nent,
+		       (unsigned long long)branches, (unsigned long long)insns,
+		       (unsigned long long)h);
+	else if (!print)
 		printf("hwt-batch %llu %.6f %llu %llu\n", (unsigned long long)bytes, t,
 		       (unsigned long long)branches, (unsigned long long)insns);
 	bench_rec_free(&br);

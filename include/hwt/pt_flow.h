@@ -192,6 +192,13 @@ struct hwt_pt_query_options {
 	uint8_t keep_tcal_on_ovf;
 	uint8_t enable_tick_events;
 	uint8_t enable_iflags_events;
+	/* the caller never asks for the time (hwt_pt_*_time, events' tsc, a
+	 * batch's want_time): the decoder does not track it.  Timing packets
+	 * (MTC, CYC, TSC, TMA) are skipped, events carry no time and the
+	 * time queries return HWT_ERR_NO_TIME; branches, instructions,
+	 * events and errors are the same.  Ignored with enable_tick_events
+	 * (ticks need the time). */
+	uint8_t no_time;
 };
 
 struct hwt_pt_query *hwt_pt_query_alloc(const struct hwt_pt_config *cfg,

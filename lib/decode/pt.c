@@ -841,6 +841,11 @@ static int region_start(struct pt *e, struct hwt_dec_queue *q, const uint8_t *da
 		e->pc_epoch = e->repoch;
 	}
 	opt.cache = e->pc;
+	/* region_batch without times: no time tracking (the output is the
+	 * same; the block loop of --no-batch keeps it, as the reference) */
+	int want_time = (e->c->flags & HWT_DEC_WANT_TIME) || q->per_cpu;
+	opt.query.no_time = (uint8_t)(blk && !want_time && !e->c->insn && !e->c->event &&
+				      !(e->dflags & HWT_DECODER_NO_BATCH));
 	if (blk) {
 		opt.end_on_call = 1;
 		opt.end_on_jump = 1;
@@ -956,16 +961,23 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				room = PT_BB_CAP - e->nbb;
 			}
 			if (!want_time) {
-				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
-					const struct hwt_pt_entry *x = &ent[i];
-					if (tent && x->ninsn)
-						put_dec_branch(&o[k++], tf, tt, tk, 0, 0);
+				/* (at most one output a branch: room entries
+				 * cannot overflow o) */
+				size_t end = b.n - i < room ? b.n : i + room;
+				if (!tent && i < end && ent[i].type == HWT_PTE_BRANCH) {
 					tent = 1;
+					tf = ent[i].from;
+					tt = ent[i].to;
+					tk = e->kinds[ent[i].iclass];
+					i++;
+				}
+				for (; i < end && ent[i].type == HWT_PTE_BRANCH; i++) {
+					const struct hwt_pt_entry *x = &ent[i];
+					if (x->ninsn) /* (tent) */
+						put_dec_branch(&o[k++], tf, tt, tk, 0, 0);
 					tf = x->from;
 					tt = x->to;
-					tk = x->iclass < sizeof(e->kinds)
-						 ? e->kinds[x->iclass]
-						 : hwt_branch_kind_of(x->iclass);
+					tk = e->kinds[x->iclass];
 				}
 			} else {
 				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
@@ -983,9 +995,7 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 					tent = 1;
 					tf = x->from;
 					tt = x->to;
-					tk = x->iclass < sizeof(e->kinds)
-						 ? e->kinds[x->iclass]
-						 : hwt_branch_kind_of(x->iclass);
+					tk = e->kinds[x->iclass];
 				}
 			}
 			if (e->cap) {
@@ -1038,8 +1048,7 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 				tent = 1;
 				tf = x->from;
 				tt = x->to;
-				tk = x->iclass < sizeof(e->kinds) ? e->kinds[x->iclass]
-								  : hwt_branch_kind_of(x->iclass);
+				tk = e->kinds[x->iclass];
 				break;
 			case HWT_PTE_EVENT: {
 				const struct hwt_pt_event *ev = &evs[x->index];

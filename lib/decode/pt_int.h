@@ -148,9 +148,9 @@ struct pt {
 	struct hwt_dec_queue *q;
 	struct ptq *pq;
 	int nomem;
-	unsigned dflags;   /* hwt_decoder_config.flags */
-	unsigned jobs;	   /* hwt_decoder_config.jobs (resolved) */
-	uint8_t kinds[32]; /* hwt_branch_kind_of by instruction class */
+	unsigned dflags;    /* hwt_decoder_config.flags */
+	unsigned jobs;	    /* hwt_decoder_config.jobs (resolved) */
+	uint8_t kinds[256]; /* hwt_branch_kind_of by instruction class (any uint8_t) */
 	/* the region's process, its generation and the process epoch */
 	struct hwt_process *rproc;
 	uint64_t rgen, repoch;

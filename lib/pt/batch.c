@@ -18,8 +18,12 @@
  * finished entries.  Where a path ends at another conditional branch,
  * the next lookup follows at once, with the bits of the TNT-8 packets
  * that come next in the buffer added to the key (span_key: up to
- * SPAN_MAX more, each followed by a TNT again), and the TNT state is
- * left as taking the bits one by one would (span_take).  The time is
+ * SPAN_MAX more, each followed by a TNT again; without time tracking,
+ * timing packets between them are read past), and the TNT state is
+ * left as taking the bits one by one would (span_take).  Visits of the
+ * stop ip: a path that has one where visits count (stop_live) is not
+ * taken; before they count, spans end before stop_from (so they start
+ * counting only between paths, where they are looked at).  The time is
  * the same along a path (no timing packet is read there: a path needs
  * the next packet to be a TNT), so it moves only where the query
  * decoder answers: flow_proceed_jcc for the first bit of a TNT that
@@ -41,6 +45,7 @@
  * hwt_pt_block_decoder.bt): the instructions not yet reported, a branch
  * held back, the end.  No allocation here.
  */
+#include <endian.h>
 #include <string.h>
 
 #include "insn_int.h"
@@ -215,7 +220,7 @@ static inline int la_tnt(struct hwt_pt_query *q)
 {
 	if (q->la_valid)
 		return q->la.type == HWT_PKT_TNT8 || q->la.type == HWT_PKT_TNT64;
-	if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+	if (!qry_next_tnt8(q))
 		return 0;
 	q->la_valid = 1;
 	return 1;
@@ -224,44 +229,71 @@ static inline int la_tnt(struct hwt_pt_query *q)
 /* A path may take the bits of the TNT-8 packets that follow the cached
  * ones, up to SPAN_MAX of them, where each is followed by a TNT again
  * (what flow_quick_bit asks before taking a bit): the lookahead first,
- * then the bytes at the packet decoder's position (np of them in all). */
+ * then the packets at the packet decoder's position, in its first part
+ * (np of them in all, at off[]); without time tracking, timing packets
+ * between them are read past as flow_quick_bit does (qry_next_tnt8). */
 #define SPAN_MAX 4
 struct span {
 	int np; /* packets in the key after the cached bits */
+	/* the TNT-8 after each: offset, bit count, payload */
+	uint64_t off[SPAN_MAX], pay[SPAN_MAX];
+	unsigned m[SPAN_MAX];
 };
 
 /* The TNT-8 byte c (the packet decoder's test, pkt_next_tnt8): its bit
- * count (0: no TNT-8) and payload. */
-static inline unsigned tnt8_bits(unsigned c, uint64_t *pay)
-{
-	if ((c & 1) || c <= 2)
-		return 0;
-	unsigned v = c >> 1u, m = 31u - (unsigned)__builtin_clz(v);
-	*pay = v ^ (1u << m);
-	return m;
-}
+ * count (0: no TNT-8: bit 0 set, PAD, 02) and payload, by table. */
+#define T8M(c)                                                                                     \
+	(((c)&1) || (c) <= 2 ? 0                                                                   \
+	 : (c) >= 0x80	     ? 6                                                                   \
+	 : (c) >= 0x40	     ? 5                                                                   \
+	 : (c) >= 0x20	     ? 4                                                                   \
+	 : (c) >= 0x10	     ? 3                                                                   \
+	 : (c) >= 0x08	     ? 2                                                                   \
+			     : 1)
+#define T8P(c) (((c) >> 1) & ((1 << T8M(c)) - 1))
+#define R4(F, i) F(i), F(i + 1), F(i + 2), F(i + 3)
+#define R16(F, i) R4(F, i), R4(F, i + 4), R4(F, i + 8), R4(F, i + 12)
+#define R64(F, i) R16(F, i), R16(F, i + 16), R16(F, i + 32), R16(F, i + 48)
+#define R256(F) R64(F, 0), R64(F, 64), R64(F, 128), R64(F, 192)
+static const uint8_t tnt8_m[256] = {R256(T8M)}, tnt8_p[256] = {R256(T8P)};
+#undef R4
+#undef R16
+#undef R64
+#undef R256
 
-/* The key of the cached bits and the TNT-8 packets after them (s). */
-static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s)
+/* The key of the cached bits and the TNT-8 packets after them (s) that
+ * start before offset lim. */
+static inline uint64_t span_key(const struct hwt_pt_query *q, struct span *s, uint64_t lim)
 {
 	const struct hwt_pt_pkt_decoder *dec = q->pd;
 	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
 	s->np = 0;
 	if (q->la.type != HWT_PKT_TNT8 || q->tick_pending || dec->ctx != HWT_PKT_CTX_NONE ||
-	    !dec->synced || dec->pos >= dec->n1)
+	    !dec->synced)
 		return key;
-	const uint8_t *at = dec->b1 + dec->pos;
-	uint64_t lim = dec->n1 - dec->pos, pay = q->la.u.tnt.payload, npay = 0;
+	const uint8_t *b1 = dec->b1;
+	uint64_t at = dec->pos, n1 = dec->n1 < lim ? dec->n1 : lim, pay = q->la.u.tnt.payload;
 	unsigned m = q->la.u.tnt.bits, nb = (unsigned)q->tnt_n;
-	int j = 0;
-	for (int end = lim < SPAN_MAX ? (int)lim : SPAN_MAX; j < end; j++) {
-		unsigned nm = tnt8_bits(at[j], &npay);
-		if (!nm || nb + m > 63)
+	int j = 0, nt = q->no_time;
+	for (; j < SPAN_MAX && at < n1; j++, at++) {
+		unsigned nm = tnt8_m[b1[at]];
+		if (!nm) {
+			/* (timing packets, then a TNT-8?) */
+			uint64_t t;
+			if (!nt || (t = pkt_past_time(dec, at)) == at || t >= n1 ||
+			    !(nm = tnt8_m[b1[t]]))
+				break;
+			at = t;
+		}
+		if (nb + m > 63)
 			break;
 		key = (key << m) | pay;
 		nb += m;
 		m = nm;
-		pay = npay;
+		pay = tnt8_p[b1[at]];
+		s->off[j] = at;
+		s->m[j] = m;
+		s->pay[j] = pay;
 	}
 	s->np = j;
 	return key;
@@ -278,30 +310,30 @@ static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsig
 		return;
 	}
 	u -= (unsigned)q->tnt_n;
-	struct hwt_pt_pkt_decoder *dec = q->pd;
-	const uint8_t *at = dec->b1 + dec->pos;
-	uint64_t pay = q->la.u.tnt.payload;
+	uint64_t pay = q->la.u.tnt.payload, off = q->la_off; /* packet j */
 	unsigned m = q->la.u.tnt.bits;
 	int j = 0;
 	while (j < s->np && u >= m) {
 		u -= m;
-		m = tnt8_bits(at[j++], &pay);
+		m = s->m[j];
+		pay = s->pay[j];
+		off = s->off[j++];
 	}
-	uint64_t off = j ? dec->pos + (unsigned)j - 1 : q->la_off; /* packet j */
 	q->tnt_bits = pay;
 	q->tnt_n = (int)(m - u);
 	q->tnt_tick = 0; /* (no tick pending: span_key) */
 	if (!u) {
 		q->la_valid = 0;
-		dec->pos = off + 1;
+		q->pd->pos = off + 1;
 	} else {
+		/* (u > 0: j < np, key bits were left) */
 		q->la.type = HWT_PKT_TNT8;
 		q->la.size = 1;
-		q->la.u.tnt.bits = (uint8_t)tnt8_bits(at[j], &pay);
-		q->la.u.tnt.payload = pay;
-		q->la_off = off + 1;
+		q->la.u.tnt.bits = (uint8_t)s->m[j];
+		q->la.u.tnt.payload = s->pay[j];
+		q->la_off = s->off[j];
 		q->la_valid = 1;
-		dec->pos = off + 2;
+		q->pd->pos = s->off[j] + 1;
 	}
 }
 
@@ -309,19 +341,6 @@ static inline void span_take(struct hwt_pt_query *q, const struct span *s, unsig
 static inline const struct path *path_key_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
 					     uint64_t key)
 {
-	if (c->paths) {
-		const struct path *p = &c->paths[path_slot(ip, mode, key)];
-		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
-			return p;
-	}
-	return path_get(c, ip, mode, key);
-}
-
-/* The path for the cached TNT bits at ip, looked up in place. */
-static inline const struct path *path_at(struct hwt_pt_cache *c, uint64_t ip, int mode,
-					 const struct hwt_pt_query *q)
-{
-	uint64_t key = path_key(q->tnt_bits, q->tnt_n);
 	if (c->paths) {
 		const struct path *p = &c->paths[path_slot(ip, mode, key)];
 		if (p->epoch == c->path_epoch && p->ip == ip && p->key == key && p->mode == mode)
@@ -368,17 +387,28 @@ static inline void copy_entries(struct hwt_pt_entry *to, const struct hwt_pt_ent
 	}
 }
 
-/* The return stack operations of path p, in order. */
+/* The return stack operations of path p, in order (most branches have
+ * none: the operation bytes are looked at eight at a time; the pool has
+ * 8 bytes to spare). */
 static void path_rs(struct retstack *rs, const struct hwt_pt_cache *c, const struct path *p)
 {
 	const struct hwt_pt_entry *br = c->pent + p->br;
 	const uint8_t *op = c->prs + p->br;
-	for (unsigned i = 0; i < p->nbr; i++) {
-		if (op[i] == PATH_POP) {
-			uint64_t to;
-			retstack_pop(rs, &to); /* (to == br[i].to) */
-		} else if (op[i]) {
-			retstack_push(rs, br[i].from + op[i]);
+	for (unsigned i = 0; i < p->nbr; i += 8) {
+		uint64_t w;
+		memcpy(&w, op + i, 8);
+		w = le64toh(w);
+		if (p->nbr - i < 8)
+			w &= (1ull << (8 * (p->nbr - i))) - 1; /* (not the next path's) */
+		while (w) {
+			unsigned k = i + (unsigned)__builtin_ctzll(w) / 8;
+			w &= ~(0xffull << (8 * (k - i)));
+			if (op[k] == PATH_POP) {
+				uint64_t to;
+				retstack_pop(rs, &to); /* (to == br[k].to) */
+			} else {
+				retstack_push(rs, br[k].from + op[k]);
+			}
 		}
 	}
 }
@@ -422,10 +452,12 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		if (paths && r->iclass == HWT_INSN_JCC && q->tnt_n && !q->tnt_tick && la_tnt(q)) {
 			struct span sp;
 			sp.np = 0;
-			/* (with stop visits to look for: the bits of this
-			 * packet alone, checked below) */
-			const struct path *p = ws ? path_at(c, ip, mode, q)
-						  : path_key_at(c, ip, mode, span_key(q, &sp));
+			/* (with stop visits that count (LIVE): the bits of
+			 * this packet alone, checked below; with visits that
+			 * do not count yet: the packets before stop_from, so
+			 * that none come to count on the way) */
+			uint64_t lim = !ws ? UINT64_MAX : LIVE() ? 0 : b->stop_from;
+			const struct path *p = path_key_at(c, ip, mode, span_key(q, &sp, lim));
 			if (p && LIVE() && path_stops(c, p, ip, stop))
 				p = NULL;
 			if (p && n + p->nbr <= cap) {
@@ -459,10 +491,11 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 							    q); /* as flow_quick_bit does */
 					}
 					steps++;
-					if (!(p->flags & PATH_END_JCC) || ws || n + 1 >= cap ||
-					    !q->tnt_n || q->tnt_tick || !la_tnt(q))
+					if (!(p->flags & PATH_END_JCC) || n + 1 >= cap ||
+					    !q->tnt_n || q->tnt_tick || !la_tnt(q) ||
+					    (ws && LIVE()))
 						break;
-					p = path_key_at(c, f->ip, mode, span_key(q, &sp));
+					p = path_key_at(c, f->ip, mode, span_key(q, &sp, lim));
 					if (!p || n + p->nbr > cap)
 						break;
 				}

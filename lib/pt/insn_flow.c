@@ -357,7 +357,7 @@ int flow_proceed_jcc(struct flow *f, const struct run *r)
 	 * without its other cases (it takes over at any other packet) */
 	int ended = 0; /* the end or an error: as qry_read_ahead ends there */
 	while (!q->la_valid && !q->err && !q->nready && !q->fup_pending && q->pd->synced) {
-		if (pkt_next_tnt8(q->pd, &q->la, &q->la_off)) {
+		if (qry_next_tnt8(q)) {
 			q->la_valid = 1;
 			break; /* (the TNT case below) */
 		}

@@ -242,7 +242,8 @@ static inline int flow_fast_ok(const struct flow *f)
 
 /* Take the next TNT bit without asking the query decoder when that is
  * all it would do: bits are cached, no tick is due, and what follows is
- * another TNT packet (so reading ahead would read nothing).  1 and *taken,
+ * another TNT packet (so reading ahead would read nothing; without time
+ * tracking, nothing but timing packets: qry_next_tnt8).  1 and *taken,
  * or 0: ask hwt_pt_query_cond_branch.  (Reading ahead fills the same
  * lookahead packet: see qry_read_ahead.) */
 static inline int flow_quick_bit(struct hwt_pt_query *q, int *taken)
@@ -251,7 +252,7 @@ static inline int flow_quick_bit(struct hwt_pt_query *q, int *taken)
 		return 0;
 	if (!q->la_valid) {
 		/* what reading ahead would read next, if it is a TNT-8 */
-		if (!pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+		if (!qry_next_tnt8(q))
 			return 0;
 		q->la_valid = 1;
 	} else if (q->la.type != HWT_PKT_TNT8 && q->la.type != HWT_PKT_TNT64) {

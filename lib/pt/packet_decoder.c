@@ -1039,3 +1039,60 @@ int hwt_pt_pkt_next_batch(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *
 	}
 	return k;
 }
+
+/* ---- timing packets read past (packet_int.h) ---- */
+
+/* The size of the timing packet (MTC, CYC, TSC, TMA) at p, of which avail
+ * bytes are readable, when hwt_pt_pkt_next would read exactly that packet
+ * there outside a block context; 0 for anything else, and for what the
+ * packet decoder must decide (a packet that does not fit, TMA reserved
+ * bits (SKZ84), a 2-byte CYC under SKD007, a CYC of more than 4 bytes). */
+static unsigned pkt_time_size(const uint8_t *p, uint64_t avail, int skd007)
+{
+	unsigned b = p[0], n;
+	if (b == 0x59) { /* MTC */
+		n = 2;
+	} else if (b == 0x19) { /* TSC */
+		n = 8;
+	} else if ((b & 3) == 3) { /* CYC: bit 2, then bit 0 of each byte: more */
+		if (!(b & 4))
+			return 1;
+		for (n = 2; n <= 4 && n <= avail && (p[n - 1] & 1); n++)
+			;
+		if (n > 4 || (n == 2 && skd007))
+			return 0;
+	} else if (b == 0x02 && avail >= 7 && p[1] == 0x73) { /* TMA */
+		return p[4] == 0 && !(p[6] & 0xfe) ? 7 : 0;
+	} else {
+		return 0;
+	}
+	return n <= avail ? n : 0;
+}
+
+/* (packet_int.h) */
+uint64_t pkt_past_time(const struct hwt_pt_pkt_decoder *dec, uint64_t off)
+{
+	for (int k = 0; k < 4 && off < dec->n1; k++) {
+		unsigned n = pkt_time_size(dec->b1 + off, dec->n1 - off, dec->skd007);
+		if (!n)
+			break;
+		off += n;
+	}
+	return off;
+}
+
+/* (packet_int.h) */
+int pkt_next_tnt8_past_time(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt,
+			    uint64_t *off)
+{
+	if (dec->ctx != HWT_PKT_CTX_NONE || !dec->synced || dec->pos >= dec->n1)
+		return 0;
+	uint64_t at = pkt_past_time(dec, dec->pos), save = dec->pos;
+	if (at == save || at >= dec->n1)
+		return 0;
+	dec->pos = at;
+	if (pkt_next_tnt8(dec, pkt, off))
+		return 1;
+	dec->pos = save;
+	return 0;
+}

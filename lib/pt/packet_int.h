@@ -51,4 +51,20 @@ static inline int pkt_next_tnt8(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_pa
  * default where supported; tests turn it off to check the scalar loop. */
 int pkt_set_simd(struct hwt_pt_pkt_decoder *dec, int on);
 
+/* The first packet at or after off in the first part of the stream that
+ * is not a timing packet (MTC, CYC, TSC, TMA), at most 4 of them read
+ * past; only whole packets that hwt_pt_pkt_next would read as exactly
+ * that packet there, outside a block context (not: one that does not
+ * fit, TMA reserved bits (SKZ84), a 2-byte CYC under SKD007, a CYC of
+ * more than 4 bytes), so the result is off or a packet's start (it may
+ * be n1: the part's end).  (packet_decoder.c) */
+uint64_t pkt_past_time(const struct hwt_pt_pkt_decoder *dec, uint64_t off);
+
+/* pkt_next_tnt8 past timing packets: if timing packets (pkt_past_time)
+ * and then a TNT-8 come next in the first part of the stream, read all of
+ * them as hwt_pt_pkt_next would (the TNT-8 into *pkt and *off) and return
+ * 1; otherwise return 0 and change nothing.  (packet_decoder.c) */
+int pkt_next_tnt8_past_time(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt,
+			    uint64_t *off);
+
 #endif

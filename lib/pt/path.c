@@ -174,7 +174,7 @@ const struct path *path_get(struct hwt_pt_cache *c, uint64_t ip, int mode, uint6
 	if (!c->paths) {
 		c->paths = calloc(PATH_SLOTS, sizeof(*c->paths));
 		c->pent = malloc(PATH_POOL * sizeof(*c->pent));
-		c->prs = malloc(PATH_POOL);
+		c->prs = calloc(PATH_POOL + 8, 1); /* (8 to spare: read by words) */
 		if (!c->paths || !c->pent || !c->prs) {
 			free(c->paths);
 			free(c->pent);

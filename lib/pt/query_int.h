@@ -5,6 +5,7 @@
 
 #include "hwt/pt_flow.h"
 #include "hwt/pt_packet.h"
+#include "packet_int.h"
 
 #define QRY_MAXEV 64
 #define QRY_MAXWAIT 16
@@ -54,6 +55,7 @@ struct hwt_pt_query {
 	uint64_t sync_off;
 
 	/* timing */
+	int no_time; /* no time tracking (opt.no_time without ticks): time is NULL */
 	int have_tsc;
 	uint64_t tsc;
 	void *time; /* struct from lib/pt/time.c when available */
@@ -68,6 +70,19 @@ static inline void qry_take_tnt(struct hwt_pt_query *q)
 	q->tnt_tick = q->tick_pending;
 	q->tick_pending = 0;
 	q->la_valid = 0;
+}
+
+/* Look ahead at the next packet if it is a TNT-8, the way reading ahead
+ * would: into q->la (not marked valid), 1; else 0, nothing changed.
+ * Without time tracking (no_time) and where reading ahead would read
+ * timing packets only for the time (no event ready or in flight, no
+ * error), timing packets before the TNT-8 are read past. */
+static inline int qry_next_tnt8(struct hwt_pt_query *q)
+{
+	if (pkt_next_tnt8(q->pd, &q->la, &q->la_off))
+		return 1;
+	return q->no_time && !q->nready && !q->fup_pending && !q->err &&
+	       pkt_next_tnt8_past_time(q->pd, &q->la, &q->la_off);
 }
 
 uint64_t qry_pos(const struct hwt_pt_query *q);

@@ -3,13 +3,18 @@
  * The query decoder feeds every timing packet (and PSB, PSBEND, OVF) to a
  * hwt_pt_time tracker (lib/pt/time.c) that it owns; events are stamped
  * with its TSC estimate.  A timing packet that may move the time is a
- * "tick" (reported as an event when the caller asks for ticks).
+ * "tick" (reported as an event when the caller asks for ticks).  With
+ * hwt_pt_query_options.no_time there is no tracker: timing packets are
+ * only read past, and the time is never known.
  */
 #include "hwt/pt_time.h"
 #include "query_int.h"
 
 int qry_time_init(struct hwt_pt_query *q)
 {
+	q->no_time = q->opt.no_time && !q->opt.enable_tick_events;
+	if (q->no_time)
+		return 0;
 	struct hwt_pt_time_opts o = {.size = sizeof(o)};
 	o.keep_tcal_on_ovf = q->opt.keep_tcal_on_ovf;
 	q->time = hwt_pt_time_alloc(&q->cfg, &o);
@@ -26,6 +31,8 @@ int qry_time_packet(struct hwt_pt_query *q, const struct hwt_pt_packet *p, int i
 {
 	struct hwt_pt_time_report rep = {0};
 	(void)in_psb;
+	if (!q->time)
+		return 0;
 	if (p->type == HWT_PKT_CYC) {
 		uint64_t before = 0, after = 0;
 		hwt_pt_time_query(q->time, &before, NULL, NULL);
@@ -45,20 +52,32 @@ int qry_time_packet(struct hwt_pt_query *q, const struct hwt_pt_packet *p, int i
 
 void qry_time_psb(struct hwt_pt_query *q)
 {
-	hwt_pt_time_psb(q->time);
+	if (q->time)
+		hwt_pt_time_psb(q->time);
 }
 
 void qry_time_psbend(struct hwt_pt_query *q)
 {
-	hwt_pt_time_psbend(q->time);
+	if (q->time)
+		hwt_pt_time_psbend(q->time);
 }
 
 void qry_time_ovf(struct hwt_pt_query *q)
 {
-	hwt_pt_time_ovf(q->time);
+	if (q->time)
+		hwt_pt_time_ovf(q->time);
 }
 
 int qry_time(const struct hwt_pt_query *q, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
 {
+	if (!q->time) {
+		if (tsc)
+			*tsc = 0;
+		if (lost_mtc)
+			*lost_mtc = 0;
+		if (lost_cyc)
+			*lost_cyc = 0;
+		return HWT_ERR_NO_TIME;
+	}
 	return hwt_pt_time_query(q->time, tsc, lost_mtc, lost_cyc);
 }

@@ -88,6 +88,10 @@ static int reported(int iclass, uint64_t to, uint64_t next)
  * oracle and batch, while set (check_all's last variant). */
 static uint64_t g_stop;
 static int g_have_stop, g_past_end, g_time_entries;
+static int g_no_time; /* decoders without time tracking (no_time) */
+/* check_untimed is left out (the synthetic streams have no timing
+ * packets: without them no_time changes nothing but the times) */
+static int g_untimed_off;
 
 static void ref_stop(struct vec *v, const uint64_t *ips, uint32_t n)
 {
@@ -147,6 +151,7 @@ static struct hwt_pt_flow_options flow_opt(struct hwt_pt_cache *cache, int no_pa
 	}
 	opt.cache = cache;
 	opt.no_path_cache = (uint8_t)no_paths;
+	opt.query.no_time = (uint8_t)g_no_time;
 	return opt;
 }
 
@@ -354,6 +359,75 @@ static int compare(const struct vec *a, const struct vec *b, char *why, size_t w
 	return 0;
 }
 
+/* a (no time tracking: no_time, without want_time) against b (with time):
+ * the same entries and events but for their times. */
+static int compare_untimed(const struct vec *a, const struct vec *b, char *why, size_t wn)
+{
+	size_t n = a->n < b->n ? a->n : b->n;
+	for (size_t i = 0; i < n; i++) {
+		const struct hwt_pt_entry *x = &a->e[i], *y = &b->e[i];
+		int same = x->type == y->type && x->iclass == y->iclass && !x->has_time &&
+			   !x->tsc && x->mode == y->mode && x->err == y->err &&
+			   x->ninsn == y->ninsn && x->from == y->from && x->to == y->to;
+		if (same && x->type == HWT_PTE_EVENT) {
+			struct hwt_pt_event ea = a->ev[x->index], eb = b->ev[y->index];
+			same = !ea.has_tsc && !ea.tsc;
+			eb.has_tsc = 0;
+			eb.tsc = 0;
+			same = same && ev_same(&ea, &eb);
+		}
+		if (!same) {
+			snprintf(why, wn,
+				 "entry %zu: untimed type %u cls %u err %d n %u %llx->%llx, "
+				 "block decoder type %u cls %u err %d n %u %llx->%llx",
+				 i, x->type, x->iclass, x->err, x->ninsn,
+				 (unsigned long long)x->from, (unsigned long long)x->to, y->type,
+				 y->iclass, y->err, y->ninsn, (unsigned long long)y->from,
+				 (unsigned long long)y->to);
+			return -1;
+		}
+	}
+	if (a->n != b->n) {
+		snprintf(why, wn, "untimed has %zu entries, block decoder %zu", a->n, b->n);
+		return -1;
+	}
+	return 0;
+}
+
+/* Without time tracking (no_time): the batch (path cache on; with full,
+ * off too, and the block decoder) gives ref but for the times.  0 or -1
+ * (after t_fail).  (Few variants: the corpus is most of the suite's
+ * time.) */
+static int check_untimed(const char *what, const struct hwt_pt_config *cfg,
+			 const struct hwt_image *img, const struct vec *ref, struct vec *got,
+			 int full)
+{
+	char why[512];
+	int rc = 0;
+	if (g_untimed_off)
+		return 0;
+	g_no_time = 1;
+	vec_reset(got);
+	if (full &&
+	    (run_ref(cfg, img, NULL, 0, got) || compare_untimed(got, ref, why, sizeof(why)))) {
+		t_fail(__FILE__, __LINE__, "%s: block decoder without time tracking: %s", what,
+		       got->n ? why : "failed");
+		rc = -1;
+	}
+	for (int paths = 1; paths >= !full && !rc; paths--) {
+		vec_reset(got);
+		int r = run_batch(cfg, img, NULL, !paths, 0, 4096, 64, got);
+		if (r || compare_untimed(got, ref, why, sizeof(why))) {
+			t_fail(__FILE__, __LINE__, "%s%s: without time tracking, path cache %s: %s",
+			       what, g_have_stop ? ", stop ip, past the end" : "",
+			       paths ? "on" : "off", r ? "batch failed" : why);
+			rc = -1;
+		}
+	}
+	g_no_time = 0;
+	return rc;
+}
+
 /* Time entries (time_entries): each says the time moved (it differs
  * from the entry before it); without them (their instruction counts
  * added to the next entry that is not a STOP) the stream is ref.  0 or
@@ -462,6 +536,8 @@ static int check_all(const char *what, const struct hwt_pt_config *cfg, const st
 			       i);
 			return -1;
 		}
+	if (check_untimed(what, cfg, img, ref, got, 1))
+		return -1;
 	/* a stop ip (the target of a branch in the middle, and of the
 	 * last) and past the end: the oracle's stops and counts */
 	uint64_t stops[2] = {0, 0};
@@ -514,6 +590,8 @@ static int check_all(const char *what, const struct hwt_pt_config *cfg, const st
 					rc = -1;
 				}
 			}
+		if (!rc && !k)
+			rc = check_untimed(what, cfg, img, &sref, got, 0);
 	}
 	g_have_stop = g_past_end = 0;
 	vec_free(&sref);
@@ -700,6 +778,7 @@ static void t_synthetic(struct vec *ref, struct vec *got, struct hwt_pt_cache *s
 	if (!img)
 		abort();
 	hwt_image_add_mem(img, padded, sizeof(padded), SYN_ORG);
+	g_untimed_off = 1;
 	for (int rc = 0; rc < 2; rc++)
 		for (int tb = 0; tb < 2; tb++) {
 			snprintf(name, sizeof(name), "batch-synthetic-tnt%d-%sretcomp", tb ? 64 : 8,
@@ -738,6 +817,7 @@ static void t_synthetic(struct vec *ref, struct vec *got, struct hwt_pt_cache *s
 			CHECKF(t_case_failed || cases > 500, "only %d streams", cases);
 			t_end();
 		}
+	g_untimed_off = 0;
 	hwt_image_free(img);
 }
 
