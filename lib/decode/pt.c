@@ -366,22 +366,32 @@ static void flush_pending(struct pt *e)
 	e->pend_active = 0;
 }
 
+/* Room for one more of n elements of size elem held back in *arr (of
+ * *cap; first: the first capacity, at most 2^20): 1, or 0 when it cannot
+ * grow (the caller then delivers what it holds and goes on unheld). */
+static int pend_room(void **arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return 1;
+	size_t nc = *cap ? 2 * *cap : first;
+	void *nv = nc <= (1u << 20) ? realloc(*arr, nc * elem) : NULL;
+	if (!nv)
+		return 0;
+	*arr = nv;
+	*cap = nc;
+	return 1;
+}
+
 /* ---- ranges (consumers of ranges): the instructions go into the range
  * being built (rcur) while they follow one another at one time; a taken
  * branch ends it; a finished range goes out, or into the pending list */
 static void rg_put(struct pt *e, const struct hwt_dec_range *r)
 {
 	if (e->pend_active) {
-		if (e->nprg == e->capprg) {
-			size_t nc = e->capprg ? 2 * e->capprg : 256;
-			struct hwt_dec_range *nv =
-			    nc <= (1u << 20) ? realloc(e->prg, nc * sizeof(*nv)) : NULL;
-			if (nv) {
-				e->prg = nv;
-				e->capprg = nc;
-			}
-		}
-		struct pt_item *p = e->nprg < e->capprg ? pend_new(e) : NULL;
+		struct pt_item *p =
+		    pend_room((void **)&e->prg, &e->capprg, e->nprg, sizeof(*e->prg), 256)
+			? pend_new(e)
+			: NULL;
 		if (p) {
 			p->what = P_RANGE;
 			p->u.ev = e->nprg;
@@ -485,16 +495,10 @@ static void emit_event(struct pt *e, const struct hwt_pt_event *ev)
 	if (e->have_rcur)
 		rg_close(e);
 	if (e->pend_active) {
-		if (e->npevs == e->cappevs) {
-			size_t nc = e->cappevs ? 2 * e->cappevs : 64;
-			struct hwt_pt_event *nv =
-			    nc <= (1u << 20) ? realloc(e->pevs, nc * sizeof(*nv)) : NULL;
-			if (nv) {
-				e->pevs = nv;
-				e->cappevs = nc;
-			}
-		}
-		struct pt_item *p = e->npevs < e->cappevs ? pend_new(e) : NULL;
+		struct pt_item *p =
+		    pend_room((void **)&e->pevs, &e->cappevs, e->npevs, sizeof(*e->pevs), 64)
+			? pend_new(e)
+			: NULL;
 		if (p) {
 			p->what = P_EVENT;
 			p->have_time = (uint8_t)have_time;
