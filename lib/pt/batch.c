@@ -96,6 +96,20 @@ static void time_entry(struct hwt_pt_block_decoder *d, struct hwt_pt_entry *e,
 	note(d, e);
 }
 
+/* A branch entry at e: tmpl's time, from -> to (a taken branch of class
+ * iclass), ninsn instructions. */
+static inline void branch_entry(struct hwt_pt_block_decoder *d, struct hwt_pt_entry *e,
+				const struct hwt_pt_entry *tmpl, int iclass, uint64_t from,
+				uint64_t to, uint32_t ninsn)
+{
+	*e = *tmpl;
+	e->iclass = (uint8_t)iclass;
+	e->from = from;
+	e->to = to;
+	e->ninsn = ninsn;
+	note(d, e);
+}
+
 static struct hwt_pt_entry *put(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int type)
 {
 	struct hwt_pt_entry *e = &b->entries[b->n++];
@@ -530,14 +544,9 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 				int ok = flow_fast_ok(f);
 				*st = ok ? 0 : flow_status(f);
 				if (f->ip != last + r->size) {
-					struct hwt_pt_entry *e = &out[n++];
-					*e = tmpl;
-					e->iclass = HWT_INSN_JCC;
-					e->from = last;
-					e->to = f->ip;
-					e->ninsn = acc;
+					branch_entry(d, &out[n++], &tmpl, HWT_INSN_JCC, last, f->ip,
+						     acc);
 					acc = 0;
-					note(d, e);
 				} else if (moved) {
 					time_entry(d, &out[n++], &tmpl, acc);
 					acc = 0;
@@ -569,14 +578,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 			*st = flow_status(f);
 			if (r->iclass != HWT_INSN_OTHER && f->enabled && f->have_ip &&
 			    reported(r->iclass, f->ip, last + r->size)) {
-				struct hwt_pt_entry *e = &out[n++];
-				*e = tmpl;
-				e->iclass = r->iclass;
-				e->from = last;
-				e->to = f->ip;
-				e->ninsn = acc;
+				branch_entry(d, &out[n++], &tmpl, r->iclass, last, f->ip, acc);
 				acc = 0;
-				note(d, e);
 			} else if (moved) {
 				time_entry(d, &out[n++], &tmpl, acc);
 				acc = 0;
@@ -591,14 +594,8 @@ static size_t fast(struct hwt_pt_block_decoder *d, struct hwt_pt_batch *b, int *
 		if (stop - r->ip <= r->last && LIVE() && stop_in(c->ips + r->pool, r->n, stop))
 			stop_at(&out[n++], stop);
 		if (r->iclass != HWT_INSN_OTHER && reported(r->iclass, f->ip, last + r->size)) {
-			struct hwt_pt_entry *e = &out[n++];
-			*e = tmpl;
-			e->iclass = r->iclass;
-			e->from = last;
-			e->to = f->ip;
-			e->ninsn = acc;
+			branch_entry(d, &out[n++], &tmpl, r->iclass, last, f->ip, acc);
 			acc = 0;
-			note(d, e);
 		}
 	}
 	b->n = n;
