@@ -288,6 +288,21 @@ static const struct img_piece *file_piece(const struct hwt_image *img, uint64_t 
 	return p && p->file >= 0 ? p : NULL;
 }
 
+/* The number of f's symbols (sorted by address) at or below a: the last
+ * of them is the nearest at or below a. */
+static size_t syms_upto(const struct img_file *f, uint64_t a)
+{
+	size_t lo = 0, hi = f->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->syms[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **name,
 		     uint64_t *offset)
 {
@@ -296,14 +311,7 @@ int hwt_image_symbol(const struct hwt_image *img, uint64_t addr, const char **na
 		return HWT_ERR_NOMAP;
 	const struct img_file *f = &img->files[p->file];
 	uint64_t a = addr - p->bias;
-	size_t lo = 0, hi = f->nsyms;
-	while (lo < hi) { /* last symbol with addr <= a */
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = syms_upto(f, a);
 	if (!lo)
 		return HWT_ERR_NOMAP;
 	const struct img_sym *s = &f->syms[lo - 1];
@@ -332,14 +340,7 @@ int hwt_image_symbol_end(const struct hwt_image *img, uint64_t addr, uint64_t *e
 		return 0;
 	const struct img_file *f = &img->files[p->file];
 	uint64_t a = addr - p->bias;
-	size_t lo = 0, hi = f->nsyms;
-	while (lo < hi) { /* symbols with addr <= a: [0, lo) */
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = syms_upto(f, a);
 	if (lo < f->nsyms && f->syms[lo].addr - a < *end - addr)
 		*end = addr + (f->syms[lo].addr - a);
 	if (lo) {
@@ -379,14 +380,7 @@ int hwt_image_data_symbol(const struct hwt_image *img, uint64_t addr, const char
 		if (addr < p->bias)
 			continue;
 		uint64_t a = addr - p->bias;
-		size_t l = 0, h = f->nsyms;
-		while (l < h) {
-			size_t mid = l + (h - l) / 2;
-			if (f->syms[mid].addr <= a)
-				l = mid + 1;
-			else
-				h = mid;
-		}
+		size_t l = syms_upto(f, a);
 		/* symbols may nest (a sized one before an alias): look back a little */
 		for (size_t k = l; k-- > 0 && l - k <= 4;) {
 			const struct img_sym *s = &f->syms[k];
