@@ -222,32 +222,23 @@ static const uint8_t len_ext[256] __attribute__((aligned(64))) = {R256(L_EXT)};
  * opcode that is not a packet (so never a code: the scan stops there).
  * 02 xx: the slots 05 25 .. e5, 39 79 b9; 99 xx: 09 29 .. e9 (MODE.Exec,
  * xx bits 2:0 in the slot's bits 7:5) and 15 35 .. f5 (MODE.TSX). */
-#define S_XREP(s)                                                                                  \
-	((s) == 0x05   ? 0x03                                                                      \
-	 : (s) == 0x25 ? 0x23                                                                      \
-	 : (s) == 0x45 ? 0x33                                                                      \
-	 : (s) == 0x65 ? 0x43                                                                      \
-	 : (s) == 0x85 ? 0x62                                                                      \
-	 : (s) == 0xa5 ? 0x83                                                                      \
-	 : (s) == 0xc5 ? 0xa3                                                                      \
-	 : (s) == 0xe5 ? 0xb3                                                                      \
-	 : (s) == 0x39 ? 0xc8                                                                      \
-	 : (s) == 0x79 ? 0xe2                                                                      \
-	 : (s) == 0xb9 ? 0xf3                                                                      \
-		       : 0)
-#define S_XSLOT(x)                                                                                 \
-	((x) == 0x03   ? 0x05                                                                      \
-	 : (x) == 0x23 ? 0x25                                                                      \
-	 : (x) == 0x33 ? 0x45                                                                      \
-	 : (x) == 0x43 ? 0x65                                                                      \
-	 : (x) == 0x62 ? 0x85                                                                      \
-	 : (x) == 0x83 ? 0xa5                                                                      \
-	 : (x) == 0xa3 ? 0xc5                                                                      \
-	 : (x) == 0xb3 ? 0xe5                                                                      \
-	 : (x) == 0xc8 ? 0x39                                                                      \
-	 : (x) == 0xe2 ? 0x79                                                                      \
-	 : (x) == 0xf3 ? 0xb9                                                                      \
-		       : 0x02)
+/* the 02 xx slots and their second bytes xx, one pair each */
+#define S_XPAIRS(P, v)                                                                             \
+	P(v, 0x05, 0x03)                                                                           \
+	P(v, 0x25, 0x23)                                                                           \
+	P(v, 0x45, 0x33)                                                                           \
+	P(v, 0x65, 0x43)                                                                           \
+	P(v, 0x85, 0x62)                                                                           \
+	P(v, 0xa5, 0x83)                                                                           \
+	P(v, 0xc5, 0xa3)                                                                           \
+	P(v, 0xe5, 0xb3)                                                                           \
+	P(v, 0x39, 0xc8)                                                                           \
+	P(v, 0x79, 0xe2)                                                                           \
+	P(v, 0xb9, 0xf3)
+#define S_XREP1(s, slot, x) (s) == (slot) ? (x):
+#define S_XSLOT1(x, slot, xx) (x) == (xx) ? (slot):
+#define S_XREP(s) (S_XPAIRS(S_XREP1, s) 0)
+#define S_XSLOT(x) (S_XPAIRS(S_XSLOT1, x) 0x02)
 #define S_ISD(s) (((s)&0x1f) == 0x09 || ((s)&0x1f) == 0x15)
 #define S_DREP(s) ((((s)&0x1f) == 0x09 ? 0 : 0x20) | (s) >> 5)
 #define S_DSLOT(m) (((m) >> 5 ? 0x15 : 0x09) | ((m)&7) << 5)
