@@ -329,22 +329,34 @@ static int ev_same(const struct hwt_pt_event *a, const struct hwt_pt_event *b)
 	       a->tsc == b->tsc && (a->ip_suppressed || a->ip == b->ip);
 }
 
-static int compare(const struct vec *a, const struct vec *b, char *why, size_t wn)
+/* a (the batch; untimed: a decoder without time tracking, no_time and
+ * no want_time) against b (the block decoder, with time): the same
+ * entries and events, and the same times, or with untimed none in a. */
+static int compare_as(const struct vec *a, const struct vec *b, int untimed, char *why, size_t wn)
 {
+	const char *what = untimed ? "untimed" : "batch";
 	size_t n = a->n < b->n ? a->n : b->n;
 	for (size_t i = 0; i < n; i++) {
 		const struct hwt_pt_entry *x = &a->e[i], *y = &b->e[i];
-		int same = x->type == y->type && x->iclass == y->iclass &&
-			   x->has_time == y->has_time && x->mode == y->mode && x->err == y->err &&
-			   x->ninsn == y->ninsn && x->from == y->from && x->to == y->to &&
-			   x->tsc == y->tsc;
-		if (same && x->type == HWT_PTE_EVENT)
-			same = ev_same(&a->ev[x->index], &b->ev[y->index]);
+		int same = x->type == y->type && x->iclass == y->iclass && x->mode == y->mode &&
+			   x->err == y->err && x->ninsn == y->ninsn && x->from == y->from &&
+			   x->to == y->to &&
+			   (untimed ? !x->has_time && !x->tsc
+				    : x->has_time == y->has_time && x->tsc == y->tsc);
+		if (same && x->type == HWT_PTE_EVENT) {
+			struct hwt_pt_event ea = a->ev[x->index], eb = b->ev[y->index];
+			if (untimed) {
+				same = !ea.has_tsc && !ea.tsc;
+				eb.has_tsc = 0;
+				eb.tsc = 0;
+			}
+			same = same && ev_same(&ea, &eb);
+		}
 		if (!same) {
 			snprintf(why, wn,
-				 "entry %zu: batch type %u cls %u err %d n %u %llx->%llx t %llu, "
+				 "entry %zu: %s type %u cls %u err %d n %u %llx->%llx t %llu, "
 				 "block decoder type %u cls %u err %d n %u %llx->%llx t %llu",
-				 i, x->type, x->iclass, x->err, x->ninsn,
+				 i, what, x->type, x->iclass, x->err, x->ninsn,
 				 (unsigned long long)x->from, (unsigned long long)x->to,
 				 (unsigned long long)x->tsc, y->type, y->iclass, y->err, y->ninsn,
 				 (unsigned long long)y->from, (unsigned long long)y->to,
@@ -353,45 +365,20 @@ static int compare(const struct vec *a, const struct vec *b, char *why, size_t w
 		}
 	}
 	if (a->n != b->n) {
-		snprintf(why, wn, "batch has %zu entries, block decoder %zu", a->n, b->n);
+		snprintf(why, wn, "%s has %zu entries, block decoder %zu", what, a->n, b->n);
 		return -1;
 	}
 	return 0;
 }
 
-/* a (no time tracking: no_time, without want_time) against b (with time):
- * the same entries and events but for their times. */
+static int compare(const struct vec *a, const struct vec *b, char *why, size_t wn)
+{
+	return compare_as(a, b, 0, why, wn);
+}
+
 static int compare_untimed(const struct vec *a, const struct vec *b, char *why, size_t wn)
 {
-	size_t n = a->n < b->n ? a->n : b->n;
-	for (size_t i = 0; i < n; i++) {
-		const struct hwt_pt_entry *x = &a->e[i], *y = &b->e[i];
-		int same = x->type == y->type && x->iclass == y->iclass && !x->has_time &&
-			   !x->tsc && x->mode == y->mode && x->err == y->err &&
-			   x->ninsn == y->ninsn && x->from == y->from && x->to == y->to;
-		if (same && x->type == HWT_PTE_EVENT) {
-			struct hwt_pt_event ea = a->ev[x->index], eb = b->ev[y->index];
-			same = !ea.has_tsc && !ea.tsc;
-			eb.has_tsc = 0;
-			eb.tsc = 0;
-			same = same && ev_same(&ea, &eb);
-		}
-		if (!same) {
-			snprintf(why, wn,
-				 "entry %zu: untimed type %u cls %u err %d n %u %llx->%llx, "
-				 "block decoder type %u cls %u err %d n %u %llx->%llx",
-				 i, x->type, x->iclass, x->err, x->ninsn,
-				 (unsigned long long)x->from, (unsigned long long)x->to, y->type,
-				 y->iclass, y->err, y->ninsn, (unsigned long long)y->from,
-				 (unsigned long long)y->to);
-			return -1;
-		}
-	}
-	if (a->n != b->n) {
-		snprintf(why, wn, "untimed has %zu entries, block decoder %zu", a->n, b->n);
-		return -1;
-	}
-	return 0;
+	return compare_as(a, b, 1, why, wn);
 }
 
 /* Without time tracking (no_time): the batch (path cache on; with full,
