@@ -20,7 +20,6 @@
 
 #include "cli.h"
 #include "hwt/decode.h"
-#include "hwt/x86.h"
 #include "out/out.h"
 #include "progress.h"
 #include "report_mem.h"
@@ -257,6 +256,17 @@ static const char *fname(struct report *r, const struct hwt_image *img, uint64_t
 	return n ? n : unknown;
 }
 
+/* An instruction of f at time t: the time since the thread's last one
+ * goes to f. */
+static void r_time(struct report *r, struct rthread *th, struct func *f, uint64_t t)
+{
+	if (th->have_last && t >= th->last_time)
+		f->time_ns += t - th->last_time;
+	th->last_time = t;
+	th->have_last = 1;
+	r->have_time = 1;
+}
+
 static void r_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_insn *in,
 		   const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
@@ -277,13 +287,8 @@ static void r_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_ins
 	if (!f)
 		return;
 	f->insns++;
-	if (have_time) {
-		if (th->have_last && time_ns >= th->last_time)
-			f->time_ns += time_ns - th->last_time;
-		th->last_time = time_ns;
-		th->have_last = 1;
-		r->have_time = 1;
-	}
+	if (have_time)
+		r_time(r, th, f, time_ns);
 	if (r->mode == 1) {
 		int is_new;
 		hmap_get(&r->insns, in->ip, 1, 1, &is_new);
@@ -337,12 +342,10 @@ static int r_distinct(struct report *r, const struct hwt_image *img, const struc
 			f->distinct_insns++;
 		if (i + 1 == n)
 			break;
-		uint8_t buf[15];
-		struct hwt_x86_insn in;
-		int got = hwt_image_read(img, ip, buf, sizeof(buf));
-		if (got <= 0 || hwt_x86_decode(buf, (size_t)got, ip, x->mode ? x->mode : 64, &in))
+		unsigned sz = sp_insn_size(img, ip, x->mode);
+		if (!sz)
 			return -1;
-		ip += in.size;
+		ip += sz;
 	}
 	return 0;
 }
@@ -382,13 +385,8 @@ static void r_run(struct report *r, struct rthread *th, const struct hwt_image *
 		if (!f)
 			return;
 		f->insns += k;
-		if (first && x->have_time) {
-			if (th->have_last && x->time_ns >= th->last_time)
-				f->time_ns += x->time_ns - th->last_time;
-			th->last_time = x->time_ns;
-			th->have_last = 1;
-			r->have_time = 1;
-		}
+		if (first && x->have_time)
+			r_time(r, th, f, x->time_ns);
 		if (r->mode == 1) {
 			int is_new;
 			if (first && th->block_start) {

@@ -91,6 +91,34 @@ static void flame_enter(struct views *v, struct vthread *th, uint32_t parent, co
 		v->nomem = 1;
 }
 
+/* n instructions in sequence from ip to end, all at one time (flame
+ * graph and chart, drcov): the frame on top takes them, with the time
+ * from the thread's last one; a drcov block runs on to end. */
+static void v_run(struct views *v, struct vthread *th, const struct hwt_image *img, uint64_t ip,
+		  uint64_t end, uint32_t n, int have_time, uint64_t time_ns)
+{
+	if (v->kind == RV_DRCOV) {
+		if (!th->bstart) {
+			th->bstart = ip;
+			th->bmod = hwt_drcov_module(v->dc, img, ip);
+			if (th->bmod < -1)
+				v->nomem = 1;
+		}
+		th->bend = end;
+		return;
+	}
+	if (!th->node)
+		flame_enter(v, th, th->root, fname(v, img, ip));
+	uint64_t dt = 0;
+	if (have_time) {
+		if (th->have_last && time_ns >= th->last_time)
+			dt = time_ns - th->last_time;
+		th->last_time = time_ns;
+		th->have_last = 1;
+	}
+	hwt_flame_count(v->fl, th->node, n, dt);
+}
+
 static void v_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_insn *in,
 		   const struct hwt_image *img, int have_time, uint64_t time_ns)
 {
@@ -103,26 +131,7 @@ static void v_insn(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_ins
 			v->nomem = 1;
 		return;
 	}
-	if (v->kind == RV_DRCOV) {
-		if (!th->bstart) {
-			th->bstart = in->ip;
-			th->bmod = hwt_drcov_module(v->dc, img, in->ip);
-			if (th->bmod < -1)
-				v->nomem = 1;
-		}
-		th->bend = in->ip + in->size;
-		return;
-	}
-	if (!th->node)
-		flame_enter(v, th, th->root, fname(v, img, in->ip));
-	uint64_t dt = 0;
-	if (have_time) {
-		if (th->have_last && time_ns >= th->last_time)
-			dt = time_ns - th->last_time;
-		th->last_time = time_ns;
-		th->have_last = 1;
-	}
-	hwt_flame_count(v->fl, th->node, 1, dt);
+	v_run(v, th, img, in->ip, in->ip + in->size, 1, have_time, time_ns);
 }
 
 static void end_block(struct views *v, struct vthread *th)
@@ -179,27 +188,8 @@ static void v_ranges(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_r
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct hwt_dec_range *x = &rg[i];
-		if (!x->n) {
-		} else if (v->kind == RV_DRCOV) {
-			if (!th->bstart) {
-				th->bstart = x->ip;
-				th->bmod = hwt_drcov_module(v->dc, img, x->ip);
-				if (th->bmod < -1)
-					v->nomem = 1;
-			}
-			th->bend = x->end;
-		} else {
-			if (!th->node)
-				flame_enter(v, th, th->root, fname(v, img, x->ip));
-			uint64_t dt = 0;
-			if (x->have_time) {
-				if (th->have_last && x->time_ns >= th->last_time)
-					dt = x->time_ns - th->last_time;
-				th->last_time = x->time_ns;
-				th->have_last = 1;
-			}
-			hwt_flame_count(v->fl, th->node, x->n, dt);
-		}
+		if (x->n)
+			v_run(v, th, img, x->ip, x->end, x->n, x->have_time, x->time_ns);
 		if (x->kind != HWT_DEC_NO_BRANCH)
 			branch_do(v, th, x->from, x->to, x->kind, img);
 	}

@@ -126,8 +126,7 @@ const char *sp_symbol_end(struct sp_symcache *sc, const struct hwt_image *img, u
 	return name;
 }
 
-/* The size of the instruction at ip (0 if it does not decode). */
-static unsigned insn_size(const struct hwt_image *img, uint64_t ip, int mode)
+unsigned sp_insn_size(const struct hwt_image *img, uint64_t ip, int mode)
 {
 	uint8_t buf[15];
 	int n = img ? hwt_image_read(img, ip, buf, sizeof(buf)) : -1;
@@ -148,7 +147,7 @@ uint32_t sp_range_piece(struct sp_symcache *sc, const struct hwt_image *img,
 	uint32_t k = 0;
 	uint64_t at = *ip;
 	while (k < left && at < end) {
-		unsigned sz = insn_size(img, at, r->mode);
+		unsigned sz = sp_insn_size(img, at, r->mode);
 		if (!sz)
 			return left; /* (cannot happen: the decoder read them) */
 		at += sz;

@@ -44,6 +44,9 @@ const char *sp_symbol(struct sp_symcache *sc, const struct hwt_image *img, uint6
  * (hwt_image_symbol_end; ip + 1 without an image). */
 const char *sp_symbol_end(struct sp_symcache *sc, const struct hwt_image *img, uint64_t ip,
 			  uint64_t *end);
+/* The size of the x86 instruction at ip in img (mode: 16, 32, 64; 0:
+ * 64), or 0 if it cannot be read or does not decode. */
+unsigned sp_insn_size(const struct hwt_image *img, uint64_t ip, int mode);
 /* A range's instructions by name (sp_symbol): the piece from *ip on, of
  * left instructions (at most), that has one name (*name): its count;
  * *ip moves to the next piece's first instruction when the piece ends
