@@ -6,6 +6,7 @@
  * failing write records errno in ->err and drops the rest.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@ int hwt_outbuf_init(struct hwt_outbuf *o, int fd, size_t cap)
 	o->err = 0;
 	o->tlen = 0;
 	o->pkind = 0;
+	o->simd = (uint8_t)hwt_out_simd_supported();
 	o->buf = malloc(cap);
 	return o->buf ? 0 : HWT_ERR_NOMEM;
 }
@@ -164,6 +166,21 @@ static const char tsv_kinds[HWT_BR_NKINDS + 1][8] = {
     "jcc\n\0\0\0\4", "jmp\n\0\0\0\4", "ijmp\n\0\0\5", "call\n\0\0\5",	"icall\n\0\6",
     "ret\n\0\0\0\4", "far\n\0\0\0\4", "async\n\0\6",  "?\n\0\0\0\0\0\2"};
 
+/* The same with the tab before it (hwt_out_branches_tsv's lines), for
+ * every value of the kind byte (no bounds check per line). */
+/* clang-format off */
+#define TK_UNKNOWN "\t?\n\0\0\0\0\3"
+#define TK_8 TK_UNKNOWN, TK_UNKNOWN, TK_UNKNOWN, TK_UNKNOWN, \
+	TK_UNKNOWN, TK_UNKNOWN, TK_UNKNOWN, TK_UNKNOWN
+#define TK_32 TK_8, TK_8, TK_8, TK_8
+_Static_assert(HWT_BR_NKINDS == 8, "tsv_tkinds lists 8 kinds");
+static const char tsv_tkinds[256][8] = {
+    "\tjcc\n\0\0\5", "\tjmp\n\0\0\5", "\tijmp\n\0\6", "\tcall\n\0\6",
+    "\ticall\n\7", "\tret\n\0\0\5", "\tfar\n\0\0\5", "\tasync\n\7",
+    TK_8, TK_8, TK_8, /* 8..31 */
+    TK_32, TK_32, TK_32, TK_32, TK_32, TK_32, TK_32 /* 32..255 */};
+/* clang-format on */
+
 /* The most a tsv line takes in the buffer: prefix 16, 2 * (18 + tab),
  * kind 8. */
 #define TSV_LINE 64
@@ -188,6 +205,99 @@ void hwt_out_branch_tsv(struct hwt_outbuf *o, uint32_t tid, uint64_t from, uint6
 	o->len += (size_t)(q - p);
 }
 
+/* hwt_out_branches_tsv's lines: the prefix "TID\t0x" (pl bytes of 16),
+ * from's digits, "\t0x", to's digits, the kind with its tab
+ * (tsv_tkinds); each line starts at the end of the one before. */
+
+/* The portable loop: per address, the digits without leading zeros
+ * (hwt_fmt_hex16 of the address shifted left by them). */
+static char *tsv_run(char *q, const char *pfx, size_t pl, const struct hwt_dec_branch *br, size_t m)
+{
+	for (size_t i = 0; i < m; i++) {
+		uint64_t f = br[i].from, t = br[i].to;
+		unsigned k = br[i].kind, lf = (unsigned)__builtin_clzll(f | 1) & 60u,
+			 lt = (unsigned)__builtin_clzll(t | 1) & 60u;
+		memcpy(q, pfx, 16);
+		q += pl;
+		hwt_fmt_hex16(q, f << lf);
+		q += 16 - lf / 4;
+		memcpy(q, "\t0x", 4);
+		q += 3;
+		hwt_fmt_hex16(q, t << lt);
+		q += 16 - lt / 4;
+		memcpy(q, tsv_tkinds[k], 8);
+		q += tsv_tkinds[k][7];
+	}
+	return q;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TSV_SIMD 1
+#include <immintrin.h>
+#define TSV_TARGET __attribute__((target("avx2,avx512f,avx512vl,avx512cd,avx512vbmi")))
+
+_Static_assert(offsetof(struct hwt_dec_branch, to) == offsetof(struct hwt_dec_branch, from) + 8,
+	       "the AVX-512 tsv loop loads from and to as one 128-bit vector");
+
+/* vpmultishiftqb's bit offsets: an address's 16 nibbles, the most
+ * significant first, from two copies of it (qwords 0-1: from, 2-3: to) */
+static const uint8_t tsv_nib[32]
+    __attribute__((aligned(32))) = {60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0,
+				    60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0};
+/* vpermb looks up the low 5 bits of each byte: the digits twice */
+static const char tsv_hex[33] __attribute__((aligned(32))) = "0123456789abcdef"
+							     "0123456789abcdef";
+
+/* The AVX-512 loop: both addresses of a line at once; their leading
+ * zero digits from vplzcntq, shifted out with vpsllvq; 32 digits by one
+ * vpmultishiftqb (each byte: 8 bits from a nibble's offset) and one
+ * vpermb (the digit of the low 5 bits).  Writes the same bytes as
+ * tsv_run. */
+TSV_TARGET static char *tsv_run_simd(char *q, const char *pfx, size_t pl,
+				     const struct hwt_dec_branch *br, size_t m)
+{
+	const __m128i one = _mm_set1_epi64x(1), c60 = _mm_set1_epi64x(60),
+		      c64 = _mm_set1_epi64x(64),
+		      p16 = _mm_loadu_si128((const __m128i *)(const void *)pfx);
+	const __m256i nib = _mm256_load_si256((const __m256i *)(const void *)tsv_nib),
+		      lut = _mm256_load_si256((const __m256i *)(const void *)tsv_hex);
+	for (size_t i = 0; i < m; i++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)&br[i].from);
+		__m128i lz = _mm_and_si128(_mm_lzcnt_epi64(_mm_or_si128(v, one)), c60);
+		__m256i w =
+		    _mm256_permute4x64_epi64(_mm256_castsi128_si256(_mm_sllv_epi64(v, lz)), 0x50);
+		__m256i d = _mm256_permutexvar_epi8(_mm256_multishift_epi64_epi8(nib, w), lut);
+		/* the digits: 16 - leading zero digits */
+		__m128i nd = _mm_srli_epi64(_mm_sub_epi64(c64, lz), 2);
+		size_t df = (size_t)_mm_cvtsi128_si64(nd), dt = (size_t)_mm_extract_epi64(nd, 1);
+		unsigned k = br[i].kind;
+		_mm_storeu_si128((__m128i *)(void *)q, p16);
+		q += pl;
+		_mm_storeu_si128((__m128i *)(void *)q, _mm256_castsi256_si128(d));
+		q += df;
+		memcpy(q, "\t0x", 4);
+		q += 3;
+		_mm_storeu_si128((__m128i *)(void *)q, _mm256_extracti128_si256(d, 1));
+		q += dt;
+		memcpy(q, tsv_tkinds[k], 8);
+		q += tsv_tkinds[k][7];
+	}
+	return q;
+}
+#endif
+
+int hwt_out_simd_supported(void)
+{
+#ifdef TSV_SIMD
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+	       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") &&
+	       __builtin_cpu_supports("avx512vbmi");
+#else
+	return 0;
+#endif
+}
+
 void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,
 			  size_t n)
 {
@@ -195,6 +305,8 @@ void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_d
 	 * check per line */
 	char pfx[16];
 	size_t pl = hwt_fmt_prefix(o, pfx, tid, HWT_OUT_PFX_TSV);
+	memcpy(pfx + pl, "0x", 2);
+	pl += 2;
 	while (n) {
 		if (o->cap - o->len < TSV_LINE)
 			hwt_outbuf_flush(o);
@@ -202,10 +314,12 @@ void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_d
 		if (m > n)
 			m = n;
 		char *q = o->buf + o->len;
-		for (size_t i = 0; i < m; i++) {
-			memcpy(q, pfx, 16);
-			q = put_tsv(q + pl, br[i].from, br[i].to, br[i].kind);
-		}
+#ifdef TSV_SIMD
+		if (o->simd)
+			q = tsv_run_simd(q, pfx, pl, br, m);
+		else
+#endif
+			q = tsv_run(q, pfx, pl, br, m);
 		o->len = (size_t)(q - o->buf);
 		br += m;
 		n -= m;

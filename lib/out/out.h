@@ -40,6 +40,9 @@ struct hwt_outbuf {
 	uint32_t ptid;
 	uint8_t pkind, plen;
 	char ptext[16];
+	/* hwt_out_branches_tsv's loop: 1 = AVX-512 (VBMI, CD, VL), where
+	 * the CPU has it (set by hwt_outbuf_init; 0: the portable loop) */
+	uint8_t simd;
 };
 
 /* ---------------- formatting primitives ----------------
@@ -183,6 +186,8 @@ static inline size_t hwt_fmt_head(struct hwt_outbuf *o, char *p, uint32_t tid, i
 }
 
 int hwt_outbuf_init(struct hwt_outbuf *o, int fd, size_t cap);
+/* 1 if this CPU runs hwt_out_branches_tsv's AVX-512 loop (o->simd). */
+int hwt_out_simd_supported(void);
 /* Flush and free the buffer (the fd stays open).  Returns o->err. */
 int hwt_outbuf_fini(struct hwt_outbuf *o);
 int hwt_outbuf_flush(struct hwt_outbuf *o);

@@ -138,8 +138,9 @@ static void same_output(char *got, size_t gl, char *want, size_t wl)
 }
 
 /* Whole tsv lines, one by one and in batches, across many flushes of a
- * small buffer, with the thread changing. */
-static void t_tsv_lines(void)
+ * small buffer, with the thread changing; batches by the loop of simd
+ * (o.simd: 0 the portable one, 1 the AVX-512 one). */
+static void tsv_lines(int simd)
 {
 	uint64_t v[400];
 	size_t n = edge_values(v, 400);
@@ -148,7 +149,8 @@ static void t_tsv_lines(void)
 	for (size_t i = 0; i < n; i++) {
 		br[i].from = v[i];
 		br[i].to = v[(i * 7 + 3) % n];
-		br[i].kind = (uint8_t)(i % (HWT_BR_NKINDS + 2)); /* and unknown kinds */
+		/* and unknown kinds (every byte value) */
+		br[i].kind = (uint8_t)(i % 3 ? i % (HWT_BR_NKINDS + 2) : i * 37);
 	}
 	static const uint32_t tids[] = {0, 1, 9672, 4294967295u, 1234567};
 	size_t wcap = 8 << 20, wl = 0;
@@ -158,6 +160,7 @@ static void t_tsv_lines(void)
 	CHECK(want && fd >= 0 && !hwt_outbuf_init(&o, fd, 0)); /* the smallest buffer */
 	if (!want || fd < 0)
 		return;
+	o.simd = (uint8_t)simd;
 	for (int rep = 0; rep < 20; rep++)
 		for (size_t k = 0; k < 5; k++) {
 			uint32_t tid = tids[(k + (size_t)rep) % 5];
@@ -179,6 +182,16 @@ static void t_tsv_lines(void)
 	size_t gl;
 	char *got = take(&o, fd, &gl);
 	same_output(got, gl, want, wl);
+}
+
+static void t_tsv_lines(void)
+{
+	tsv_lines(0);
+}
+
+static void t_tsv_lines_simd(void)
+{
+	tsv_lines(1);
 }
 
 /* Text lines (with and without time; symbols known, unknown, long) and
@@ -281,6 +294,10 @@ int main(void)
 	RUN(t_hex);
 	RUN(t_dec);
 	RUN(t_tsv_lines);
+	if (hwt_out_simd_supported())
+		RUN(t_tsv_lines_simd);
+	else
+		printf("SKIP t_tsv_lines_simd: this CPU has no AVX-512 (VBMI, CD, VL)\n");
 	RUN(t_text_lines);
 	RUN(t_dec_time);
 	return t_done();
