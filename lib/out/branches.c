@@ -298,6 +298,27 @@ int hwt_out_simd_supported(void)
 #endif
 }
 
+/* m lines at q after the prefix pfx (pl bytes, "0x" included) */
+static char *tsv_lines(char *q, const char *pfx, size_t pl, const struct hwt_dec_branch *br,
+		       size_t m, int simd)
+{
+#ifdef TSV_SIMD
+	if (simd)
+		return tsv_run_simd(q, pfx, pl, br, m);
+#endif
+	(void)simd;
+	return tsv_run(q, pfx, pl, br, m);
+}
+
+size_t hwt_fmt_branches_tsv(char *out, uint32_t tid, const struct hwt_dec_branch *br, size_t n,
+			    int simd)
+{
+	char pfx[16] = {0};
+	size_t pl = hwt_fmt_dec(pfx, tid);
+	memcpy(pfx + pl, "\t0x", 3);
+	return (size_t)(tsv_lines(out, pfx, pl + 3, br, n, simd) - out);
+}
+
 void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,
 			  size_t n)
 {
@@ -313,13 +334,7 @@ void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_d
 		size_t m = (o->cap - o->len) / TSV_LINE;
 		if (m > n)
 			m = n;
-		char *q = o->buf + o->len;
-#ifdef TSV_SIMD
-		if (o->simd)
-			q = tsv_run_simd(q, pfx, pl, br, m);
-		else
-#endif
-			q = tsv_run(q, pfx, pl, br, m);
+		char *q = tsv_lines(o->buf + o->len, pfx, pl, br, m, o->simd);
 		o->len = (size_t)(q - o->buf);
 		br += m;
 		n -= m;

@@ -241,6 +241,11 @@ void hwt_out_branch_tsv(struct hwt_outbuf *o, uint32_t tid, uint64_t from, uint6
 struct hwt_dec_branch;
 void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,
 			  size_t n);
+/* The same lines at out, with no buffer (out: room for 64 * n bytes);
+ * simd as o->simd (1 only where hwt_out_simd_supported()).  Returns the
+ * bytes written. */
+size_t hwt_fmt_branches_tsv(char *out, uint32_t tid, const struct hwt_dec_branch *br, size_t n,
+			    int simd);
 
 struct hwt_out_loc {
 	uint64_t ip;

@@ -138,8 +138,8 @@ static void same_output(char *got, size_t gl, char *want, size_t wl)
 }
 
 /* Whole tsv lines, one by one and in batches, across many flushes of a
- * small buffer, with the thread changing; batches by the loop of simd
- * (o.simd: 0 the portable one, 1 the AVX-512 one). */
+ * small buffer and with no buffer, with the thread changing; batches by
+ * the loop of simd (0: the portable one, 1: the AVX-512 one). */
 static void tsv_lines(int simd)
 {
 	uint64_t v[400];
@@ -154,7 +154,7 @@ static void tsv_lines(int simd)
 	}
 	static const uint32_t tids[] = {0, 1, 9672, 4294967295u, 1234567};
 	size_t wcap = 8 << 20, wl = 0;
-	char *want = malloc(wcap);
+	char *want = malloc(wcap), text[64 * 400];
 	int fd = tmp_fd();
 	struct hwt_outbuf o;
 	CHECK(want && fd >= 0 && !hwt_outbuf_init(&o, fd, 0)); /* the smallest buffer */
@@ -170,9 +170,13 @@ static void tsv_lines(int simd)
 				    "%" PRIu32 "\t0x%" PRIx64 "\t0x%" PRIx64 "\t%s\n", tid,
 				    br[i].from, br[i].to,
 				    br[i].kind < HWT_BR_NKINDS ? kinds[br[i].kind] : "?");
-			if (rep & 1) {
+			if (rep % 3 == 1) {
 				hwt_out_branches_tsv(&o, tid, br, n / 3);
 				hwt_out_branches_tsv(&o, tid, br + n / 3, n - n / 3);
+			} else if (rep % 3 == 2) { /* no buffer */
+				size_t bl = hwt_fmt_branches_tsv(text, tid, br, n, simd);
+				CHECK(bl <= 64 * n);
+				hwt_out_mem(&o, text, bl);
 			} else {
 				for (size_t i = 0; i < n; i++)
 					hwt_out_branch_tsv(&o, tid, br[i].from, br[i].to,
