@@ -975,13 +975,20 @@ static void region_batch(struct pt *e, const uint8_t *data, size_t n, uint64_t b
 					tk = e->kinds[ent[i].iclass];
 					i++;
 				}
-				for (; i < end && ent[i].type == HWT_PTE_BRANCH; i++) {
-					const struct hwt_pt_entry *x = &ent[i];
-					if (x->ninsn) /* (tent) */
-						put_dec_branch(&o[k++], tf, tt, tk, 0, 0);
-					tf = x->from;
-					tt = x->to;
-					tk = e->kinds[x->iclass];
+				if (i < end) {
+					/* the held branch is written always and
+					 * kept when x counts instructions (tent):
+					 * no jump on it */
+					struct hwt_dec_branch *w = o;
+					for (; i < end && ent[i].type == HWT_PTE_BRANCH; i++) {
+						const struct hwt_pt_entry *x = &ent[i];
+						put_dec_branch(w, tf, tt, tk, 0, 0);
+						w += x->ninsn != 0;
+						tf = x->from;
+						tt = x->to;
+						tk = e->kinds[x->iclass];
+					}
+					k = (size_t)(w - o);
 				}
 			} else {
 				for (; i < b.n && k < room && ent[i].type == HWT_PTE_BRANCH; i++) {
