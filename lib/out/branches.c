@@ -235,6 +235,7 @@ static char *tsv_run(char *q, const char *pfx, size_t pl, const struct hwt_dec_b
 #define TSV_SIMD 1
 #include <immintrin.h>
 #define TSV_TARGET __attribute__((target("avx2,avx512f,avx512vl,avx512cd,avx512vbmi")))
+#define TSV_SSSE3 __attribute__((target("ssse3")))
 
 _Static_assert(offsetof(struct hwt_dec_branch, to) == offsetof(struct hwt_dec_branch, from) + 8,
 	       "the AVX-512 tsv loop loads from and to as one 128-bit vector");
@@ -252,9 +253,9 @@ static const char tsv_hex[33] __attribute__((aligned(32))) = "0123456789abcdef"
  * zero digits from vplzcntq, shifted out with vpsllvq; 32 digits by one
  * vpmultishiftqb (each byte: 8 bits from a nibble's offset) and one
  * vpermb (the digit of the low 5 bits).  Writes the same bytes as
- * tsv_run. */
-TSV_TARGET static char *tsv_run_simd(char *q, const char *pfx, size_t pl,
-				     const struct hwt_dec_branch *br, size_t m)
+ * tsv_run (so does tsv_run_ssse3). */
+TSV_TARGET static char *tsv_run_avx512(char *q, const char *pfx, size_t pl,
+				       const struct hwt_dec_branch *br, size_t m)
 {
 	const __m128i one = _mm_set1_epi64x(1), c60 = _mm_set1_epi64x(60),
 		      c64 = _mm_set1_epi64x(64),
@@ -284,18 +285,53 @@ TSV_TARGET static char *tsv_run_simd(char *q, const char *pfx, size_t pl,
 	}
 	return q;
 }
+
+/* The SSSE3 loop: the leading zero digits shifted out of each address
+ * (bsr), then both at once: bytes in printing order (pshufb), split into
+ * nibbles, each digit looked up by pshufb. */
+TSV_SSSE3 static char *tsv_run_ssse3(char *q, const char *pfx, size_t pl,
+				     const struct hwt_dec_branch *br, size_t m)
+{
+	const __m128i p16 = _mm_loadu_si128((const __m128i *)(const void *)pfx),
+		      m0f = _mm_set1_epi8(0x0f),
+		      rev = _mm_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8),
+		      lut = _mm_loadu_si128((const __m128i *)(const void *)tsv_hex);
+	for (size_t i = 0; i < m; i++) {
+		uint64_t f = br[i].from, t = br[i].to;
+		unsigned lf = (unsigned)__builtin_clzll(f | 1) & 60u,
+			 lt = (unsigned)__builtin_clzll(t | 1) & 60u, k = br[i].kind;
+		__m128i x = _mm_shuffle_epi8(
+		    _mm_set_epi64x((long long)(t << lt), (long long)(f << lf)), rev);
+		__m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), m0f), lo = _mm_and_si128(x, m0f);
+		_mm_storeu_si128((__m128i *)(void *)q, p16);
+		q += pl;
+		_mm_storeu_si128((__m128i *)(void *)q,
+				 _mm_shuffle_epi8(lut, _mm_unpacklo_epi8(hi, lo)));
+		q += 16 - lf / 4;
+		memcpy(q, "\t0x", 4);
+		q += 3;
+		_mm_storeu_si128((__m128i *)(void *)q,
+				 _mm_shuffle_epi8(lut, _mm_unpackhi_epi8(hi, lo)));
+		q += 16 - lt / 4;
+		memcpy(q, tsv_tkinds[k], 8);
+		q += tsv_tkinds[k][7];
+	}
+	return q;
+}
 #endif
 
 int hwt_out_simd_supported(void)
 {
 #ifdef TSV_SIMD
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
-	       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") &&
-	       __builtin_cpu_supports("avx512vbmi");
-#else
-	return 0;
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512cd") &&
+	    __builtin_cpu_supports("avx512vbmi"))
+		return HWT_OUT_AVX512;
+	if (__builtin_cpu_supports("ssse3"))
+		return HWT_OUT_SSSE3;
 #endif
+	return 0;
 }
 
 /* m lines at q after the prefix pfx (pl bytes, "0x" included) */
@@ -303,8 +339,10 @@ static char *tsv_lines(char *q, const char *pfx, size_t pl, const struct hwt_dec
 		       size_t m, int simd)
 {
 #ifdef TSV_SIMD
-	if (simd)
-		return tsv_run_simd(q, pfx, pl, br, m);
+	if (simd == HWT_OUT_AVX512)
+		return tsv_run_avx512(q, pfx, pl, br, m);
+	if (simd == HWT_OUT_SSSE3)
+		return tsv_run_ssse3(q, pfx, pl, br, m);
 #endif
 	(void)simd;
 	return tsv_run(q, pfx, pl, br, m);

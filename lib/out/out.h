@@ -40,8 +40,8 @@ struct hwt_outbuf {
 	uint32_t ptid;
 	uint8_t pkind, plen;
 	char ptext[16];
-	/* hwt_out_branches_tsv's loop: 1 = AVX-512 (VBMI, CD, VL), where
-	 * the CPU has it (set by hwt_outbuf_init; 0: the portable loop) */
+	/* hwt_out_branches_tsv's loop (enum hwt_out_simd): the best this
+	 * CPU has (hwt_outbuf_init) */
 	uint8_t simd;
 };
 
@@ -186,7 +186,10 @@ static inline size_t hwt_fmt_head(struct hwt_outbuf *o, char *p, uint32_t tid, i
 }
 
 int hwt_outbuf_init(struct hwt_outbuf *o, int fd, size_t cap);
-/* 1 if this CPU runs hwt_out_branches_tsv's AVX-512 loop (o->simd). */
+/* The loops of hwt_out_branches_tsv: portable C (SSE2 where there is
+ * SSE2), SSSE3, AVX-512 (VBMI, CD, VL); each writes the same bytes. */
+enum hwt_out_simd { HWT_OUT_PORTABLE = 0, HWT_OUT_SSSE3 = 1, HWT_OUT_AVX512 = 2 };
+/* The best loop this CPU runs (enum hwt_out_simd). */
 int hwt_out_simd_supported(void);
 /* Flush and free the buffer (the fd stays open).  Returns o->err. */
 int hwt_outbuf_fini(struct hwt_outbuf *o);
@@ -242,8 +245,8 @@ struct hwt_dec_branch;
 void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,
 			  size_t n);
 /* The same lines at out, with no buffer (out: room for 64 * n bytes);
- * simd as o->simd (1 only where hwt_out_simd_supported()).  Returns the
- * bytes written. */
+ * simd: the loop (enum hwt_out_simd, at most hwt_out_simd_supported()).
+ * Returns the bytes written. */
 size_t hwt_fmt_branches_tsv(char *out, uint32_t tid, const struct hwt_dec_branch *br, size_t n,
 			    int simd);
 

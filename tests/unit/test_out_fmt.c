@@ -139,7 +139,7 @@ static void same_output(char *got, size_t gl, char *want, size_t wl)
 
 /* Whole tsv lines, one by one and in batches, across many flushes of a
  * small buffer and with no buffer, with the thread changing; batches by
- * the loop of simd (0: the portable one, 1: the AVX-512 one). */
+ * the loop simd (enum hwt_out_simd). */
 static void tsv_lines(int simd)
 {
 	uint64_t v[400];
@@ -190,12 +190,17 @@ static void tsv_lines(int simd)
 
 static void t_tsv_lines(void)
 {
-	tsv_lines(0);
+	tsv_lines(HWT_OUT_PORTABLE);
 }
 
-static void t_tsv_lines_simd(void)
+static void t_tsv_lines_ssse3(void)
 {
-	tsv_lines(1);
+	tsv_lines(HWT_OUT_SSSE3);
+}
+
+static void t_tsv_lines_avx512(void)
+{
+	tsv_lines(HWT_OUT_AVX512);
 }
 
 /* Text lines (with and without time; symbols known, unknown, long) and
@@ -298,10 +303,14 @@ int main(void)
 	RUN(t_hex);
 	RUN(t_dec);
 	RUN(t_tsv_lines);
-	if (hwt_out_simd_supported())
-		RUN(t_tsv_lines_simd);
+	if (hwt_out_simd_supported() >= HWT_OUT_SSSE3)
+		RUN(t_tsv_lines_ssse3);
 	else
-		printf("SKIP t_tsv_lines_simd: this CPU has no AVX-512 (VBMI, CD, VL)\n");
+		printf("SKIP t_tsv_lines_ssse3: this CPU has no SSSE3\n");
+	if (hwt_out_simd_supported() >= HWT_OUT_AVX512)
+		RUN(t_tsv_lines_avx512);
+	else
+		printf("SKIP t_tsv_lines_avx512: this CPU has no AVX-512 (VBMI, CD, VL)\n");
 	RUN(t_text_lines);
 	RUN(t_dec_time);
 	return t_done();
