@@ -12,7 +12,12 @@
  * hwt_fmt_* primitives below, which may write fixed-size scratch past
  * their text instead of looping or branching on lengths: hex 16 digits at
  * once (SSE2, else 64-bit arithmetic) shifted so that no leading zeros
- * print, decimal two digits per table entry.  The thread column and the
+ * print, decimal two digits per table entry.  The tsv lines of a batch
+ * of branches (hwt_out_branches_tsv, hwt_fmt_branches_tsv) convert both
+ * addresses of a line at once, by the best loop the CPU has (enum
+ * hwt_out_simd, chosen by hwt_outbuf_init: AVX-512 VBMI 28 instructions
+ * a line, SSSE3 53, portable C 61), each writing the same bytes (checked
+ * against snprintf by tests/unit/test_out_fmt.c).  The thread column and the
  * time of the last line are kept as text in the buffer (consecutive
  * lines mostly share them).  Long symbol names and source lines take the
  * piece-by-piece path.
