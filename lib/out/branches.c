@@ -245,43 +245,76 @@ _Static_assert(offsetof(struct hwt_dec_branch, to) == offsetof(struct hwt_dec_br
 static const uint8_t tsv_nib[32]
     __attribute__((aligned(32))) = {60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0,
 				    60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0};
-/* vpermb looks up the low 5 bits of each byte: the digits twice */
+/* vpermb looks up the low 5 (6) bits of each byte: the digits twice (4
+ * times: broadcast) */
 static const char tsv_hex[33] __attribute__((aligned(32))) = "0123456789abcdef"
 							     "0123456789abcdef";
 
-/* The AVX-512 loop: both addresses of a line at once; their leading
- * zero digits from vplzcntq, shifted out with vpsllvq; 32 digits by one
- * vpmultishiftqb (each byte: 8 bits from a nibble's offset) and one
- * vpermb (the digit of the low 5 bits).  Writes the same bytes as
- * tsv_run (so does tsv_run_ssse3). */
+/* The AVX-512 loop: two lines at a time, the four addresses at once:
+ * their leading zero digits from vplzcntq, shifted out with vpsllvq;
+ * 64 digits by one vpmultishiftqb (each byte: 8 bits from a nibble's
+ * offset) and one vpermb (the digit of the low 6 bits).  Writes the
+ * same bytes as tsv_run (so does tsv_run_ssse3). */
+TSV_TARGET static inline char *tsv_put_avx512(char *q, __m128i p16, size_t pl, __m128i df,
+					      __m128i dt, size_t nf, size_t nt, unsigned k)
+{
+	_mm_storeu_si128((__m128i *)(void *)q, p16);
+	q += pl;
+	_mm_storeu_si128((__m128i *)(void *)q, df);
+	q += nf;
+	memcpy(q, "\t0x", 4);
+	q += 3;
+	_mm_storeu_si128((__m128i *)(void *)q, dt);
+	q += nt;
+	memcpy(q, tsv_tkinds[k], 8);
+	return q + tsv_tkinds[k][7];
+}
+
 TSV_TARGET static char *tsv_run_avx512(char *q, const char *pfx, size_t pl,
 				       const struct hwt_dec_branch *br, size_t m)
 {
-	const __m128i one = _mm_set1_epi64x(1), c60 = _mm_set1_epi64x(60),
-		      c64 = _mm_set1_epi64x(64),
-		      p16 = _mm_loadu_si128((const __m128i *)(const void *)pfx);
-	const __m256i nib = _mm256_load_si256((const __m256i *)(const void *)tsv_nib),
-		      lut = _mm256_load_si256((const __m256i *)(const void *)tsv_hex);
-	for (size_t i = 0; i < m; i++) {
+	const __m256i one = _mm256_set1_epi64x(1), c60 = _mm256_set1_epi64x(60),
+		      c64 = _mm256_set1_epi64x(64);
+	const __m128i p16 = _mm_loadu_si128((const __m128i *)(const void *)pfx);
+	const __m512i nib = _mm512_broadcast_i64x4(
+			  _mm256_load_si256((const __m256i *)(const void *)tsv_nib)),
+		      lut = _mm512_broadcast_i64x4(
+			  _mm256_load_si256((const __m256i *)(const void *)tsv_hex)),
+		      twice = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3);
+	size_t i = 0;
+	for (; i + 2 <= m; i += 2) {
+		__m256i v = _mm256_inserti128_si256(
+		    _mm256_castsi128_si256(
+			_mm_loadu_si128((const __m128i *)(const void *)&br[i].from)),
+		    _mm_loadu_si128((const __m128i *)(const void *)&br[i + 1].from), 1);
+		__m256i lz = _mm256_and_si256(_mm256_lzcnt_epi64(_mm256_or_si256(v, one)), c60);
+		__m512i w = _mm512_permutexvar_epi64(
+		    twice, _mm512_castsi256_si512(_mm256_sllv_epi64(v, lz)));
+		__m512i d = _mm512_permutexvar_epi8(_mm512_multishift_epi64_epi8(nib, w), lut);
+		/* the digits: 16 - leading zero digits */
+		__m256i nd = _mm256_srli_epi64(_mm256_sub_epi64(c64, lz), 2);
+		__m128i n0 = _mm256_castsi256_si128(nd), n1 = _mm256_extracti128_si256(nd, 1);
+		q = tsv_put_avx512(q, p16, pl, _mm512_castsi512_si128(d),
+				   _mm512_extracti32x4_epi32(d, 1), (size_t)_mm_cvtsi128_si64(n0),
+				   (size_t)_mm_extract_epi64(n0, 1), br[i].kind);
+		q = tsv_put_avx512(q, p16, pl, _mm512_extracti32x4_epi32(d, 2),
+				   _mm512_extracti32x4_epi32(d, 3), (size_t)_mm_cvtsi128_si64(n1),
+				   (size_t)_mm_extract_epi64(n1, 1), br[i + 1].kind);
+	}
+	if (i < m) { /* the last line alone */
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)&br[i].from);
-		__m128i lz = _mm_and_si128(_mm_lzcnt_epi64(_mm_or_si128(v, one)), c60);
+		__m128i lz =
+		    _mm_and_si128(_mm_lzcnt_epi64(_mm_or_si128(v, _mm256_castsi256_si128(one))),
+				  _mm256_castsi256_si128(c60));
 		__m256i w =
 		    _mm256_permute4x64_epi64(_mm256_castsi128_si256(_mm_sllv_epi64(v, lz)), 0x50);
-		__m256i d = _mm256_permutexvar_epi8(_mm256_multishift_epi64_epi8(nib, w), lut);
-		/* the digits: 16 - leading zero digits */
-		__m128i nd = _mm_srli_epi64(_mm_sub_epi64(c64, lz), 2);
-		size_t df = (size_t)_mm_cvtsi128_si64(nd), dt = (size_t)_mm_extract_epi64(nd, 1);
-		unsigned k = br[i].kind;
-		_mm_storeu_si128((__m128i *)(void *)q, p16);
-		q += pl;
-		_mm_storeu_si128((__m128i *)(void *)q, _mm256_castsi256_si128(d));
-		q += df;
-		memcpy(q, "\t0x", 4);
-		q += 3;
-		_mm_storeu_si128((__m128i *)(void *)q, _mm256_extracti128_si256(d, 1));
-		q += dt;
-		memcpy(q, tsv_tkinds[k], 8);
-		q += tsv_tkinds[k][7];
+		__m256i d = _mm256_permutexvar_epi8(
+		    _mm256_multishift_epi64_epi8(_mm512_castsi512_si256(nib), w),
+		    _mm512_castsi512_si256(lut));
+		__m128i nd = _mm_srli_epi64(_mm_sub_epi64(_mm256_castsi256_si128(c64), lz), 2);
+		q = tsv_put_avx512(q, p16, pl, _mm256_castsi256_si128(d),
+				   _mm256_extracti128_si256(d, 1), (size_t)_mm_cvtsi128_si64(nd),
+				   (size_t)_mm_extract_epi64(nd, 1), br[i].kind);
 	}
 	return q;
 }

@@ -15,7 +15,7 @@
  * print, decimal two digits per table entry.  The tsv lines of a batch
  * of branches (hwt_out_branches_tsv, hwt_fmt_branches_tsv) convert both
  * addresses of a line at once, by the best loop the CPU has (enum
- * hwt_out_simd, chosen by hwt_outbuf_init: AVX-512 VBMI 28 instructions
+ * hwt_out_simd, chosen by hwt_outbuf_init: AVX-512 VBMI 24.5 instructions
  * a line, SSSE3 53, portable C 61), each writing the same bytes (checked
  * against snprintf by tests/unit/test_out_fmt.c).  The thread column and the
  * time of the last line are kept as text in the buffer (consecutive
