@@ -23,14 +23,16 @@
 #   dec -jN the recording decoder with a consumer that counts branches
 #           (bench/bench_hwt_dec.c) on 1 and N threads, wall time
 #   script -jN  the same command on N threads (N: the online CPUs), wall
-#           time; both also give their peak RSS (/usr/bin/time), and -j1
-#           on the small recording shows it does not grow with the trace
+#           time; both also give their peak RSS (/usr/bin/time), and so
+#           do runs on a recording of twice the input and on the small one
 # and prints:
 #   flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ratio-vs-libipt R1, ratio-vs-perf R2 (...)
 #   script-tsv: hwt A MB/s, perf-script Z MB/s, ratio A/Z (...)
 #   flow-parallel: -j1 S1 s, -jN SN s, speedup S1/SN on N cores (...: the
 #           same for the whole hwt script command)
-#   script-rss: -j1 M1 MB, -jN MN MB (small trace: -j1 MS MB)
+#   script-rss: -j1 M1 MB, -jN MN MB (the same on a recording of twice
+#           the input, ~233 MB of trace, and the difference, which shows
+#           the peak does not grow with the trace; the small trace at -j1)
 #   script-fmt: tsv T ns, ..., insn I ns per line: the formatters of
 #           hwt script alone (bench/bench_hwt_fmt: lines of branches taken
 #           from the small recording, formatted into the output buffer)
@@ -80,6 +82,8 @@ make_rec() {
 }
 make_rec flow 1600000 || { echo "flow-decode: FAIL (recording failed: $(tail -n 1 "$C/flow.err"))"; exit 1; }
 make_rec flow-small 60000 raw || { echo "flow-decode: FAIL (small recording failed)"; exit 1; }
+# twice the input of "flow" (~233 MB of trace): script-rss only
+make_rec flow-2x 3200000 || { echo "flow-decode: FAIL (2x recording failed: $(tail -n 1 "$C/flow-2x.err"))"; exit 1; }
 
 cpu() { # CMD...: CPU seconds of CMD (stdout discarded)
 	local TIMEFORMAT='%U %S' t
@@ -109,6 +113,9 @@ HD=$B/bench/bench_hwt_dec
 read -r _ _ _ dec1_s _ <<<"$("$HD" "$C/flow.data" 1)"
 read -r _ _ _ decn_s _ <<<"$("$HD" "$C/flow.data" "$NCPU")"
 read -r _ rss_small <<<"$(wall_rss "$H" script -i "$C/flow-small.data" --branches --format tsv --no-progress -j1)"
+read -r _ rss2x1 <<<"$(wall_rss "$H" script -i "$C/flow-2x.data" --branches --format tsv --no-progress -j1)"
+read -r _ rss2xn <<<"$(wall_rss "$H" script -i "$C/flow-2x.data" --branches --format tsv --no-progress -j"$NCPU")"
+fsize=$(stat -c %s "$C/flow.data" "$C/flow-2x.data" "$C/flow-small.data")
 perf_s=SKIP
 if command -v perf >/dev/null &&
 	[ "$(perf script --itrace=b -F tid,ip,addr -i "$C/flow-small.data" 2>/dev/null | head -n 100 | wc -l)" = 100 ]; then
@@ -129,8 +136,10 @@ awk -v b="$bytes" -v sb="$sbytes" -v h="$hwt_s" -v l="$libipt_s" -v k="$blk_s" -
 awk -v a="$dec1_s" -v b="$decn_s" -v c="$par1_s" -v d="$parn_s" -v n="$NCPU" -v mb="$(awk -v b="$bytes" 'BEGIN { print b / 1e6 }')" 'BEGIN {
 	printf "flow-parallel: -j1 %.2f s, -j%d %.2f s, speedup %.2f on %d cores (recording decoder, branches counted, wall time, %.0f MB of trace; hwt script --branches --format tsv > /dev/null: -j1 %.2f s, -j%d %.2f s, speedup %.2f)\n", a, n, b, a / (b > 0 ? b : 1e-9), n, mb, c, n, d, c / (d > 0 ? d : 1e-9)
 }'
-awk -v a="$rss1" -v b="$rssn" -v c="$rss_small" -v n="$NCPU" 'BEGIN {
-	printf "script-rss: -j1 %.1f MB, -j%d %.1f MB (small trace: -j1 %.1f MB; peak RSS of hwt script --branches --format tsv)\n", a / 1024, n, b / 1024, c / 1024
+awk -v a="$rss1" -v b="$rssn" -v c="$rss_small" -v d="$rss2x1" -v e="$rss2xn" -v n="$NCPU" \
+	-v sz="$(echo $fsize)" 'BEGIN {
+	split(sz, f, " "); mb = f[1]; mb2 = f[2]; sb = f[3]
+	printf "script-rss: -j1 %.1f MB, -j%d %.1f MB (peak RSS of hwt script --branches --format tsv on the %.0f MB file; on the %.0f MB file of twice the input: -j1 %.1f MB (%+.1f), -j%d %.1f MB (%+.1f); on the %.1f MB file: -j1 %.1f MB)\n", a / 1024, n, b / 1024, mb / 1e6, mb2 / 1e6, d / 1024, (d - a) / 1024, n, e / 1024, (e - b) / 1024, sb / 1e6, c / 1024
 }'
 report_s=$(cpu "$H" report -i "$C/flow.data" --no-progress -j1)
 report_nb_s=$(cpu "$H" report -i "$C/flow.data" --no-progress -j1 --no-batch)
