@@ -255,6 +255,37 @@ static const uint8_t len_ext[256] __attribute__((aligned(64))) = {R256(L_EXT)};
 static const struct fast_entry fast_code[256] = {R256(A_ENTRY)};
 static const uint8_t code_ext[256] __attribute__((aligned(64))) = {R256(S_XSLOT)};
 static const uint8_t code_mode[64] __attribute__((aligned(64))) = {R64(S_DSLOT, 0)};
+
+/* The small packets, whose three words are each one byte wide and follow
+ * from the opcode (and for MTC the next byte): PAD, TNT-8, one-byte CYC,
+ * MTC; codes of other packets are never small.  sm_aor: bit 7 small,
+ * bits 6:0 the first payload word (TNT-8's bit count, CYC's value);
+ * sm_type, sm_size: the header's two bytes; sm_bor: the second payload
+ * word (TNT-8's bits).  A chunk of small packets only is written 64
+ * bytes at a time (simd_write_small). */
+#define SM_IS(c) ((c) == 0 || IS_TNT(c) || (IS_CYC(c) && !CYC2(c)) || (c) == 0x59)
+#define SM_AOR(c) (SM_IS(c) ? 0x80 | M_AOR(c) : 0)
+#define SM_TYPE(c) (SM_IS(c) ? M_TYPE(c) : 0)
+#define SM_SIZE(c) (SM_IS(c) ? M_SIZE(c) : 0)
+#define SM_BOR(c) (SM_IS(c) ? M_BOR(c) : 0)
+static const uint8_t sm_aor[256] __attribute__((aligned(64))) = {R256(SM_AOR)};
+static const uint8_t sm_type[256] __attribute__((aligned(64))) = {R256(SM_TYPE)};
+static const uint8_t sm_size[256] __attribute__((aligned(64))) = {R256(SM_SIZE)};
+static const uint8_t sm_bor[256] __attribute__((aligned(64))) = {R256(SM_BOR)};
+/* Where byte g of 32 small packets (768 bytes) comes from in the two
+ * vectors [type | a] and [size | b] (32 packets each): byte 0 of packet
+ * j the type (j), byte 1 the size (64 + j), bytes 8 and 16 the payload
+ * words a (32 + j) and b (96 + j); 0x80 for the zero bytes. */
+#define WR_IDX(g)                                                                                  \
+	((g) % 24 == 0	  ? (g) / 24                                                               \
+	 : (g) % 24 == 1  ? 64 + (g) / 24                                                          \
+	 : (g) % 24 == 8  ? 32 + (g) / 24                                                          \
+	 : (g) % 24 == 16 ? 96 + (g) / 24                                                          \
+			  : 0x80)
+static const uint8_t wr_idx[768] __attribute__((aligned(64))) = {
+    R64(WR_IDX, 0),   R64(WR_IDX, 64),	R64(WR_IDX, 128), R64(WR_IDX, 192),
+    R64(WR_IDX, 256), R64(WR_IDX, 320), R64(WR_IDX, 384), R64(WR_IDX, 448),
+    R64(WR_IDX, 512), R64(WR_IDX, 576), R64(WR_IDX, 640), R64(WR_IDX, 704)};
 #endif
 
 #undef R4
@@ -364,7 +395,31 @@ static const uint64_t pad8[24]
 struct simd_tabs {
 	__m512i lm[4], le[4], ce[4], cm;
 	__m512i pad[3]; /* eight PAD packets */
+	__m512i sa[4], st[4], ss[4], sb[4];
+	__mmask64 wk[3]; /* the bytes of each of three stores the packets fill */
 };
+
+/* A chunk's small packets (all n of them) from their fields w (see
+ * wr_idx): 24 * n bytes, 64 at a time. */
+SIMD_TARGET static inline void simd_write_small(struct hwt_pt_packet *o, unsigned n,
+						const __m512i *w, const struct simd_tabs *t)
+{
+	char *d = (char *)o;
+	unsigned bytes = 24 * n, r = 0;
+	for (unsigned h = 0; h < 2; h++, w += 2)
+		for (unsigned i = 0; i < 12; i++, r++) {
+			if (64 * r >= bytes)
+				return;
+			__m512i v = _mm512_maskz_permutex2var_epi8(
+			    t->wk[i % 3], w[0], _mm512_load_si512((const void *)(wr_idx + 64 * i)),
+			    w[1]);
+			if (64 * r + 64 <= bytes)
+				_mm512_storeu_si512((void *)(d + 64 * r), v);
+			else
+				_mm512_mask_storeu_epi8((void *)(d + 64 * r),
+							(1ull << (bytes - 64 * r)) - 1, v);
+		}
+}
 
 /* One chunk of the scan: the starts from entry s in pa[0, *cnt) (after
  * them the walk leaves the chunk or is stuck on a slow packet), for each
@@ -373,7 +428,7 @@ struct simd_tabs {
  * slow packet's position (< 64). */
 SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint8_t *pa,
 					      uint8_t *xa, uint16_t *ca, unsigned *cnt, int *zero,
-					      const struct simd_tabs *t)
+					      __m512i *w, int *small, const struct simd_tabs *t)
 {
 	const __m512i iota = _mm512_load_si512((const void *)lane_iota);
 	const __m512i id_hi = _mm512_add_epi8(iota, _mm512_set1_epi8(64));
@@ -423,6 +478,29 @@ SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint
 	__mmask64 stop = _mm512_cmpeq_epi8_mask(_mm512_permutex2var_epi8(n1, p, id_hi), p) |
 			 _mm512_cmpgt_epu8_mask(p, _mm512_set1_epi8(63));
 	*cnt = stop ? (unsigned)__builtin_ctzll(stop) : 64;
+	/* small packets only: their fields for simd_write_small */
+	__mmask64 hi = _mm512_movepi8_mask(cp), live = (stop & -stop) - 1;
+	__m512i a = _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->sa[0], cp, t->sa[1]),
+					   _mm512_permutex2var_epi8(t->sa[2], cp, t->sa[3]));
+	*small = !(live & ~_mm512_movepi8_mask(a));
+	if (*small) {
+		__m512i ty =
+		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->st[0], cp, t->st[1]),
+					   _mm512_permutex2var_epi8(t->st[2], cp, t->st[3]));
+		__m512i sz =
+		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->ss[0], cp, t->ss[1]),
+					   _mm512_permutex2var_epi8(t->ss[2], cp, t->ss[3]));
+		__m512i b =
+		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->sb[0], cp, t->sb[1]),
+					   _mm512_permutex2var_epi8(t->sb[2], cp, t->sb[3]));
+		a = _mm512_and_si512(a, _mm512_set1_epi8(0x7f));
+		a = _mm512_mask_mov_epi8(a, _mm512_cmpeq_epi8_mask(cp, _mm512_set1_epi8(0x59)),
+					 _mm512_permutexvar_epi8(p, vy));
+		w[0] = _mm512_inserti64x4(ty, _mm512_castsi512_si256(a), 1);
+		w[1] = _mm512_inserti64x4(sz, _mm512_castsi512_si256(b), 1);
+		w[2] = _mm512_shuffle_i64x2(ty, a, 0xee);
+		w[3] = _mm512_shuffle_i64x2(sz, b, 0xee);
+	}
 	return (unsigned)_mm_cvtsi128_si32(_mm512_castsi512_si128(ex)) & 0xff;
 }
 
@@ -440,8 +518,9 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 	uint16_t ca[2][64] __attribute__((aligned(64)));
 	const uint8_t *c = *qp;
 	const char *tab = (const char *)fast_code;
+	__m512i w[2][4];
 	unsigned cur = 0, cnt, ncnt = 0, ex, nex = 0;
-	int k = 0, zero, nzero = 0;
+	int k = 0, zero, nzero = 0, small, nsmall = 0;
 	struct simd_tabs t;
 
 	if (c > clim || room <= 0)
@@ -450,16 +529,22 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 		t.lm[i] = _mm512_load_si512((const void *)(lmain + 64 * i));
 		t.le[i] = _mm512_load_si512((const void *)(len_ext + 64 * i));
 		t.ce[i] = _mm512_load_si512((const void *)(code_ext + 64 * i));
+		t.sa[i] = _mm512_load_si512((const void *)(sm_aor + 64 * i));
+		t.st[i] = _mm512_load_si512((const void *)(sm_type + 64 * i));
+		t.ss[i] = _mm512_load_si512((const void *)(sm_size + 64 * i));
+		t.sb[i] = _mm512_load_si512((const void *)(sm_bor + 64 * i));
 	}
+	for (int i = 0; i < 3; i++)
+		t.wk[i] = ~_mm512_movepi8_mask(_mm512_load_si512((const void *)(wr_idx + 64 * i)));
 	t.cm = _mm512_load_si512((const void *)code_mode);
 	for (int i = 0; i < 3; i++)
 		t.pad[i] = _mm512_load_si512((const void *)(pad8 + 8 * i));
-	ex = simd_chunk(c, 0, pa[0], xa[0], ca[0], &cnt, &zero, &t);
+	ex = simd_chunk(c, 0, pa[0], xa[0], ca[0], &cnt, &zero, w[0], &small, &t);
 	for (;;) {
 		int more = ex >= 64 && c + 64 <= clim && (unsigned)(room - k) > cnt;
 		if (more)
 			nex = simd_chunk(c + 64, ex - 64, pa[cur ^ 1], xa[cur ^ 1], ca[cur ^ 1],
-					 &ncnt, &nzero, &t);
+					 &ncnt, &nzero, w[cur ^ 1], &nsmall, &t);
 		unsigned n = cnt < (unsigned)(room - k) ? cnt : (unsigned)(room - k);
 		struct hwt_pt_packet *o = out + k;
 		const uint8_t *xc = xa[cur];
@@ -473,7 +558,9 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 			}
 			for (; j < n; j++)
 				put3(o + j, HDR(HWT_PKT_PAD, 1), 0, 0);
-		} else
+		} else if (small)
+			simd_write_small(o, n, w[cur], &t);
+		else
 			for (unsigned j = 0; j < n; j++) {
 				const struct fast_entry *e = (const void *)(tab + cc[j]);
 				uint64_t x = ld64(c + xc[j]);
@@ -503,6 +590,7 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 		cnt = ncnt;
 		ex = nex;
 		zero = nzero;
+		small = nsmall;
 	}
 }
 #endif
