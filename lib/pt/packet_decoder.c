@@ -358,7 +358,8 @@ static inline int fast_one(const uint8_t *p, struct hwt_pt_packet *pkt, int no_c
 }
 
 #ifdef PKT_SIMD
-#define SIMD_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+#define SIMD_TARGET                                                                                \
+	__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi,bmi2")))
 /* GCC's SLP vectorizer would merge put3's first two stores (see
  * hwt_pt_pkt_next_batch). */
 #if defined(__clang__)
@@ -370,7 +371,9 @@ static inline int fast_one(const uint8_t *p, struct hwt_pt_packet *pkt, int no_c
 static int simd_supported(void)
 {
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+	return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+	       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("popcnt") &&
+	       __builtin_cpu_supports("bmi2");
 }
 
 /* t[v] for a 256-byte table in four registers. */
@@ -428,7 +431,8 @@ SIMD_TARGET static inline void simd_write_small(struct hwt_pt_packet *o, unsigne
  * slow packet's position (< 64). */
 SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint8_t *pa,
 					      uint8_t *xa, uint16_t *ca, unsigned *cnt, int *zero,
-					      __m512i *w, int *small, const struct simd_tabs *t)
+					      __m512i *w, uint64_t *small,
+					      const struct simd_tabs *t)
 {
 	const __m512i iota = _mm512_load_si512((const void *)lane_iota);
 	const __m512i id_hi = _mm512_add_epi8(iota, _mm512_set1_epi8(64));
@@ -436,6 +440,49 @@ SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint
 	__m512i vb = _mm512_loadu_si512((const void *)c);
 	__m512i vy = _mm512_loadu_si512((const void *)(c + 1));
 	*zero = !_mm512_test_epi8_mask(vb, vb); /* PADs only */
+	/* Small packets only (all one byte but MTC): the starts from the MTC
+	 * opcodes alone.  In a run of 59 bytes from a to b (a >= s, so a
+	 * packet starts at a: the byte before it is no MTC opcode) a, a + 2,
+	 * ... are MTCs, a + 1, a + 3, ... their payloads, and b + 1 is a
+	 * payload when b - a is even.  m + (the runs' first bits) clears the
+	 * runs and sets each run's b + 1; once for the runs that start at an
+	 * even position, once for the odd ones.  Exact while every start
+	 * before is small, so the first start that is not small is found:
+	 * then the walk below decides. */
+	const uint64_t even = 0x5555555555555555ull, from = ~0ull << s;
+	uint64_t m = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8(0x59)) & from;
+	uint64_t first = m & ~(m << 1), se = m + (first & even), so = m + (first & ~even);
+	uint64_t re = m & ~se, ro = m & ~so; /* the runs, by their first bit */
+	uint64_t pay = ((re | (se & ~m)) & ~even) | ((ro | (so & ~m)) & even);
+	uint64_t st = from & ~pay;
+	__mmask64 bhi = _mm512_movepi8_mask(vb);
+	__m512i av = _mm512_mask_blend_epi8(bhi, _mm512_permutex2var_epi8(t->sa[0], vb, t->sa[1]),
+					    _mm512_permutex2var_epi8(t->sa[2], vb, t->sa[3]));
+	if (!(st & ~_mm512_movepi8_mask(av))) {
+		__m512i cp = _mm512_maskz_compress_epi8(st, vb);
+		__mmask64 hi = _mm512_movepi8_mask(cp);
+		__m512i ty =
+		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->st[0], cp, t->st[1]),
+					   _mm512_permutex2var_epi8(t->st[2], cp, t->st[3]));
+		__m512i sz =
+		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->ss[0], cp, t->ss[1]),
+					   _mm512_permutex2var_epi8(t->ss[2], cp, t->ss[3]));
+		__m512i b =
+		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->sb[0], cp, t->sb[1]),
+					   _mm512_permutex2var_epi8(t->sb[2], cp, t->sb[3]));
+		__m512i a =
+		    _mm512_maskz_compress_epi8(st, _mm512_and_si512(av, _mm512_set1_epi8(0x7f)));
+		a = _mm512_mask_mov_epi8(a, _mm512_cmpeq_epi8_mask(cp, _mm512_set1_epi8(0x59)),
+					 _mm512_maskz_compress_epi8(st, vy));
+		w[0] = _mm512_inserti64x4(ty, _mm512_castsi512_si256(a), 1);
+		w[1] = _mm512_inserti64x4(sz, _mm512_castsi512_si256(b), 1);
+		w[2] = _mm512_shuffle_i64x2(ty, a, 0xee);
+		w[3] = _mm512_shuffle_i64x2(sz, b, 0xee);
+		*small = st;
+		*cnt = (unsigned)__builtin_popcountll(st);
+		return 64 + (unsigned)((st & m) >> 63); /* an MTC at 63: its payload */
+	}
+	*small = 0;
 	__mmask64 m02 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8(2));
 	__mmask64 m99 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8((char)0x99));
 	__m512i len = lut256(t->lm[0], t->lm[1], t->lm[2], t->lm[3], vb);
@@ -478,29 +525,6 @@ SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint
 	__mmask64 stop = _mm512_cmpeq_epi8_mask(_mm512_permutex2var_epi8(n1, p, id_hi), p) |
 			 _mm512_cmpgt_epu8_mask(p, _mm512_set1_epi8(63));
 	*cnt = stop ? (unsigned)__builtin_ctzll(stop) : 64;
-	/* small packets only: their fields for simd_write_small */
-	__mmask64 hi = _mm512_movepi8_mask(cp), live = (stop & -stop) - 1;
-	__m512i a = _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->sa[0], cp, t->sa[1]),
-					   _mm512_permutex2var_epi8(t->sa[2], cp, t->sa[3]));
-	*small = !(live & ~_mm512_movepi8_mask(a));
-	if (*small) {
-		__m512i ty =
-		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->st[0], cp, t->st[1]),
-					   _mm512_permutex2var_epi8(t->st[2], cp, t->st[3]));
-		__m512i sz =
-		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->ss[0], cp, t->ss[1]),
-					   _mm512_permutex2var_epi8(t->ss[2], cp, t->ss[3]));
-		__m512i b =
-		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->sb[0], cp, t->sb[1]),
-					   _mm512_permutex2var_epi8(t->sb[2], cp, t->sb[3]));
-		a = _mm512_and_si512(a, _mm512_set1_epi8(0x7f));
-		a = _mm512_mask_mov_epi8(a, _mm512_cmpeq_epi8_mask(cp, _mm512_set1_epi8(0x59)),
-					 _mm512_permutexvar_epi8(p, vy));
-		w[0] = _mm512_inserti64x4(ty, _mm512_castsi512_si256(a), 1);
-		w[1] = _mm512_inserti64x4(sz, _mm512_castsi512_si256(b), 1);
-		w[2] = _mm512_shuffle_i64x2(ty, a, 0xee);
-		w[3] = _mm512_shuffle_i64x2(sz, b, 0xee);
-	}
 	return (unsigned)_mm_cvtsi128_si32(_mm512_castsi512_si128(ex)) & 0xff;
 }
 
@@ -520,7 +544,8 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 	const char *tab = (const char *)fast_code;
 	__m512i w[2][4];
 	unsigned cur = 0, cnt, ncnt = 0, ex, nex = 0;
-	int k = 0, zero, nzero = 0, small, nsmall = 0;
+	int k = 0, zero, nzero = 0;
+	uint64_t small, nsmall = 0; /* a chunk of small packets: their starts */
 	struct simd_tabs t;
 
 	if (c > clim || room <= 0)
@@ -578,7 +603,8 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 			}
 		k += (int)n;
 		if (n < cnt) {
-			*qp = c + pa[cur][n];
+			*qp = c + (small ? (unsigned)__builtin_ctzll(_pdep_u64(1ull << n, small))
+					 : pa[cur][n]);
 			return k;
 		}
 		if (!more || k == room) {
