@@ -402,26 +402,35 @@ struct simd_tabs {
 	__mmask64 wk[3]; /* the bytes of each of three stores the packets fill */
 };
 
-/* A chunk's small packets (all n of them) from their fields w (see
- * wr_idx): 24 * n bytes, 64 at a time. */
-SIMD_TARGET static inline void simd_write_small(struct hwt_pt_packet *o, unsigned n,
+/* A chunk's small packets (n of them) from their fields w (see wr_idx):
+ * eight packets (192 bytes, three stores) at a time, the last eight
+ * whole where room (the packets o has room for, >= n) allows, else cut
+ * by masked stores. */
+SIMD_TARGET static inline void simd_write_small(struct hwt_pt_packet *o, unsigned n, unsigned room,
 						const __m512i *w, const struct simd_tabs *t)
 {
+	const __m512i *ix = (const __m512i *)(const void *)wr_idx;
 	char *d = (char *)o;
-	unsigned bytes = 24 * n, r = 0;
-	for (unsigned h = 0; h < 2; h++, w += 2)
-		for (unsigned i = 0; i < 12; i++, r++) {
-			if (64 * r >= bytes)
-				return;
-			__m512i v = _mm512_maskz_permutex2var_epi8(
-			    t->wk[i % 3], w[0], _mm512_load_si512((const void *)(wr_idx + 64 * i)),
-			    w[1]);
-			if (64 * r + 64 <= bytes)
-				_mm512_storeu_si512((void *)(d + 64 * r), v);
-			else
-				_mm512_mask_storeu_epi8((void *)(d + 64 * r),
-							(1ull << (bytes - 64 * r)) - 1, v);
+	for (unsigned g = 0; 8 * g < n; g++, d += 192) {
+		const __m512i *wp = w + 2 * (g >> 2), *ip = ix + 3 * (g & 3);
+		__m512i v0 = _mm512_maskz_permutex2var_epi8(t->wk[0], wp[0], ip[0], wp[1]);
+		__m512i v1 = _mm512_maskz_permutex2var_epi8(t->wk[1], wp[0], ip[1], wp[1]);
+		__m512i v2 = _mm512_maskz_permutex2var_epi8(t->wk[2], wp[0], ip[2], wp[1]);
+		if (__builtin_expect(8 * g + 8 <= room, 1)) {
+			_mm512_storeu_si512((void *)d, v0);
+			_mm512_storeu_si512((void *)(d + 64), v1);
+			_mm512_storeu_si512((void *)(d + 128), v2);
+		} else { /* the caller's array ends: room - 8 * g packets */
+			unsigned left = 24 * (room - 8 * g);
+			_mm512_mask_storeu_epi8((void *)d, _bzhi_u64(~0ull, left), v0);
+			if (left > 64)
+				_mm512_mask_storeu_epi8((void *)(d + 64),
+							_bzhi_u64(~0ull, left - 64), v1);
+			if (left > 128)
+				_mm512_mask_storeu_epi8((void *)(d + 128),
+							_bzhi_u64(~0ull, left - 128), v2);
 		}
+	}
 }
 
 /* One chunk of the scan: the starts from entry s in pa[0, *cnt) (after
@@ -584,7 +593,7 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 			for (; j < n; j++)
 				put3(o + j, HDR(HWT_PKT_PAD, 1), 0, 0);
 		} else if (small)
-			simd_write_small(o, n, w[cur], &t);
+			simd_write_small(o, n, (unsigned)(room - k), w[cur], &t);
 		else
 			for (unsigned j = 0; j < n; j++) {
 				const struct fast_entry *e = (const void *)(tab + cc[j]);
