@@ -441,7 +441,7 @@ static void measure(const struct streams *s, const char *label, int runs, int fu
 	struct hwt_pt_buf probe = {s->b[0], s->b[0] + s->len[0], NULL, NULL};
 	struct hwt_pt_pkt_decoder *pd = hwt_pt_pkt_alloc(&probe);
 	fprintf(stderr, "bench_pkt: %s: hwt batch, chunk scan %s; with it off: %.0f MB/s\n", label,
-		pd && pkt_set_simd(pd, 1) ? "on (AVX-512 VBMI)" : "not available here", mb / cpu_s);
+		pd && pkt_set_simd(pd, 1) ? "on (AVX-512 VBMI, VBMI2)" : "not available here", mb / cpu_s);
 	hwt_pt_pkt_free(pd);
 	/* scans at memory speed: PSB search forward and backward */
 	uint64_t npsb;

@@ -394,12 +394,14 @@ static const uint64_t pad8[24]
     __attribute__((aligned(64))) = {PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0,
 				    PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0, PAD_W, 0, 0};
 
-/* The tables in registers. */
+/* A table's i-th 64 bytes (the loops take them straight from memory). */
+#define TB(tab, i) _mm512_load_si512((const void *)((tab) + 64 * (i)))
+
+/* The per-call state: the length table (with SKD007 or not) and the
+ * masks of the bytes each of three stores of small packets fills. */
 struct simd_tabs {
-	__m512i lm[4], le[4], ce[4], cm;
-	__m512i pad[3]; /* eight PAD packets */
-	__m512i sa[4], st[4], ss[4], sb[4];
-	__mmask64 wk[3]; /* the bytes of each of three stores the packets fill */
+	const uint8_t *lm;
+	__mmask64 wk[3];
 };
 
 /* A chunk's small packets (n of them) from their fields w (see wr_idx):
@@ -465,20 +467,21 @@ SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint
 	uint64_t pay = ((re | (se & ~m)) & ~even) | ((ro | (so & ~m)) & even);
 	uint64_t st = from & ~pay;
 	__mmask64 bhi = _mm512_movepi8_mask(vb);
-	__m512i av = _mm512_mask_blend_epi8(bhi, _mm512_permutex2var_epi8(t->sa[0], vb, t->sa[1]),
-					    _mm512_permutex2var_epi8(t->sa[2], vb, t->sa[3]));
+	__m512i av =
+	    _mm512_mask_blend_epi8(bhi, _mm512_permutex2var_epi8(TB(sm_aor, 0), vb, TB(sm_aor, 1)),
+				   _mm512_permutex2var_epi8(TB(sm_aor, 2), vb, TB(sm_aor, 3)));
 	if (!(st & ~_mm512_movepi8_mask(av))) {
 		__m512i cp = _mm512_maskz_compress_epi8(st, vb);
 		__mmask64 hi = _mm512_movepi8_mask(cp);
-		__m512i ty =
-		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->st[0], cp, t->st[1]),
-					   _mm512_permutex2var_epi8(t->st[2], cp, t->st[3]));
-		__m512i sz =
-		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->ss[0], cp, t->ss[1]),
-					   _mm512_permutex2var_epi8(t->ss[2], cp, t->ss[3]));
-		__m512i b =
-		    _mm512_mask_blend_epi8(hi, _mm512_permutex2var_epi8(t->sb[0], cp, t->sb[1]),
-					   _mm512_permutex2var_epi8(t->sb[2], cp, t->sb[3]));
+		__m512i ty = _mm512_mask_blend_epi8(
+		    hi, _mm512_permutex2var_epi8(TB(sm_type, 0), cp, TB(sm_type, 1)),
+		    _mm512_permutex2var_epi8(TB(sm_type, 2), cp, TB(sm_type, 3)));
+		__m512i sz = _mm512_mask_blend_epi8(
+		    hi, _mm512_permutex2var_epi8(TB(sm_size, 0), cp, TB(sm_size, 1)),
+		    _mm512_permutex2var_epi8(TB(sm_size, 2), cp, TB(sm_size, 3)));
+		__m512i b = _mm512_mask_blend_epi8(
+		    hi, _mm512_permutex2var_epi8(TB(sm_bor, 0), cp, TB(sm_bor, 1)),
+		    _mm512_permutex2var_epi8(TB(sm_bor, 2), cp, TB(sm_bor, 3)));
 		__m512i a =
 		    _mm512_maskz_compress_epi8(st, _mm512_and_si512(av, _mm512_set1_epi8(0x7f)));
 		a = _mm512_mask_mov_epi8(a, _mm512_cmpeq_epi8_mask(cp, _mm512_set1_epi8(0x59)),
@@ -494,17 +497,19 @@ SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint
 	*small = 0;
 	__mmask64 m02 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8(2));
 	__mmask64 m99 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8((char)0x99));
-	__m512i len = lut256(t->lm[0], t->lm[1], t->lm[2], t->lm[3], vb);
-	len = _mm512_mask_mov_epi8(len, m02, lut256(t->le[0], t->le[1], t->le[2], t->le[3], vy));
+	__m512i len = lut256(TB(t->lm, 0), TB(t->lm, 1), TB(t->lm, 2), TB(t->lm, 3), vb);
+	len = _mm512_mask_mov_epi8(
+	    len, m02, lut256(TB(len_ext, 0), TB(len_ext, 1), TB(len_ext, 2), TB(len_ext, 3), vy));
 	__mmask64 slow = _mm512_movepi8_mask(len);
 	/* MODE: leaves other than exec and tsx; CYC: a third byte */
 	slow |= m99 & _mm512_cmpgt_epu8_mask(vy, _mm512_set1_epi8(0x3f));
 	slow |=
 	    _mm512_cmpeq_epi8_mask(_mm512_and_si512(vb, _mm512_set1_epi8(7)), _mm512_set1_epi8(7)) &
 	    _mm512_test_epi8_mask(vy, one);
-	__m512i code =
-	    _mm512_mask_mov_epi8(vb, m02, lut256(t->ce[0], t->ce[1], t->ce[2], t->ce[3], vy));
-	code = _mm512_mask_permutexvar_epi8(code, m99, vy, t->cm);
+	__m512i code = _mm512_mask_mov_epi8(
+	    vb, m02,
+	    lut256(TB(code_ext, 0), TB(code_ext, 1), TB(code_ext, 2), TB(code_ext, 3), vy));
+	code = _mm512_mask_permutexvar_epi8(code, m99, vy, TB(code_mode, 0));
 	__m512i xoff = _mm512_add_epi8(iota, one);
 	xoff = _mm512_mask_add_epi8(xoff, m02 | m99, xoff, one);
 	__m512i n1 = _mm512_mask_mov_epi8(_mm512_add_epi8(iota, len), slow, iota);
@@ -559,20 +564,9 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 
 	if (c > clim || room <= 0)
 		return 0;
-	for (int i = 0; i < 4; i++) {
-		t.lm[i] = _mm512_load_si512((const void *)(lmain + 64 * i));
-		t.le[i] = _mm512_load_si512((const void *)(len_ext + 64 * i));
-		t.ce[i] = _mm512_load_si512((const void *)(code_ext + 64 * i));
-		t.sa[i] = _mm512_load_si512((const void *)(sm_aor + 64 * i));
-		t.st[i] = _mm512_load_si512((const void *)(sm_type + 64 * i));
-		t.ss[i] = _mm512_load_si512((const void *)(sm_size + 64 * i));
-		t.sb[i] = _mm512_load_si512((const void *)(sm_bor + 64 * i));
-	}
+	t.lm = lmain;
 	for (int i = 0; i < 3; i++)
-		t.wk[i] = ~_mm512_movepi8_mask(_mm512_load_si512((const void *)(wr_idx + 64 * i)));
-	t.cm = _mm512_load_si512((const void *)code_mode);
-	for (int i = 0; i < 3; i++)
-		t.pad[i] = _mm512_load_si512((const void *)(pad8 + 8 * i));
+		t.wk[i] = ~_mm512_movepi8_mask(TB(wr_idx, i));
 	ex = simd_chunk(c, 0, pa[0], xa[0], ca[0], &cnt, &zero, w[0], &small, &t);
 	for (;;) {
 		int more = ex >= 64 && c + 64 <= clim && (unsigned)(room - k) > cnt;
@@ -586,9 +580,11 @@ SIMD_RUN_ATTR static int simd_run(const uint8_t **qp, const uint8_t *clim,
 		if (zero) { /* a run of PADs: eight packets in three stores */
 			unsigned j = 0;
 			for (; j + 8 <= n; j += 8) {
-				_mm512_storeu_si512((void *)(o + j), t.pad[0]);
-				_mm512_storeu_si512((char *)(o + j) + 64, t.pad[1]);
-				_mm512_storeu_si512((char *)(o + j) + 128, t.pad[2]);
+				_mm512_storeu_si512((void *)(o + j), TB((const uint8_t *)pad8, 0));
+				_mm512_storeu_si512((char *)(o + j) + 64,
+						    TB((const uint8_t *)pad8, 1));
+				_mm512_storeu_si512((char *)(o + j) + 128,
+						    TB((const uint8_t *)pad8, 2));
 			}
 			for (; j < n; j++)
 				put3(o + j, HDR(HWT_PKT_PAD, 1), 0, 0);
