@@ -34,16 +34,24 @@ run_section() {
 	rm -f /tmp/hwt-bench-$$.err
 }
 
-# --- section: packet decoding, hwt vs libipt (bench/bench_pkt.c) -------
-# >= 256 MiB generated stream; prints "pkt-decode: hwt X MB/s, libipt Y MB/s, ratio R".
-run_section pkt-decode "$B/bench/bench_pkt" "${HWT_BENCH_PKT_MIB:-256}"
-
 # --- section: flow decoding, hwt vs libipt vs perf script (helper "script") ---
 # >= 100 MB gzip trace from the emulated unit, cached in $B/bench-cache/;
 # prints "flow-decode: hwt X MB/s, libipt-blk Y MB/s, perf-script Z MB/s, ...",
 # and script-tsv, flow-parallel, script-rss, script-fmt and report lines.
 out=$(bench/bench_flow.sh "$B") || status=1
 echo "$out"
+
+# --- section: packet decoding, hwt vs libipt (bench/bench_pkt.c) -------
+# After the flow section: the same real-program trace, the AUXTRACE data
+# of its gzip recording ($B/bench-cache/flow.data, made there), with a
+# synthetic stream of HWT_BENCH_PKT_MIB MiB (default 64) as a diagnostic
+# (the whole line on the synthetic stream when the recording is missing);
+# prints "pkt-decode: hwt X MB/s, libipt Y MB/s, ratio R (...)".
+if [ -s "$B/bench-cache/flow.data" ]; then
+	run_section pkt-decode "$B/bench/bench_pkt" "$B/bench-cache/flow.data" "${HWT_BENCH_PKT_MIB:-64}"
+else
+	run_section pkt-decode "$B/bench/bench_pkt" "${HWT_BENCH_PKT_MIB:-256}"
+fi
 
 # --- section: emulated Intel PT unit cost (bench/bench_emu.sh, helper emu) ---
 # CPU and wall time of gzip -6 of 20 MB natively, under qemu-x86_64 and

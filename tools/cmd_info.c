@@ -6,9 +6,9 @@
  * type, config, ids), the trace mode (per-thread or per-CPU, snapshot), its threads (pid/tid and
  * comm), trace bytes per thread or CPU (AUXTRACE payloads), and lost or truncated data (AUX flags,
  * LOST records, AUXTRACE_ERROR).  --mmaps prints instead every mapping, one a line: "pid start end
- * pgoff path" (hex addresses, in file order). Exit: 0 ok, 1 the file has a malformed record (what
- * was read is still printed), 2 usage or setup errors (missing or malformed file). Memory: tables
- * grow with the number of threads/mappings; freed on exit.
+ * pgoff path" (hex addresses, in time order as perf script shows them). Exit: 0 ok, 1 the file has
+ * a malformed record (what was read is still printed), 2 usage or setup errors (missing or
+ * malformed file). Memory: tables grow with the number of threads/mappings; freed on exit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,39 +155,91 @@ static const char *type_name(const struct hwt_perf_reader *r, uint32_t type, cha
 	return buf;
 }
 
-/* One line of --mmaps: pid, start, end, file offset, path. */
-static void print_mmap(int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff, const char *path)
+/* One mapping for --mmaps; printed in time order as perf script shows
+ * them (perf record writes each CPU's ring buffer in turn, so a process
+ * that moved between CPUs has its records out of time order in the
+ * file). */
+struct mmap_line {
+	uint64_t time, seq;
+	int32_t pid;
+	uint64_t addr, len, pgoff;
+	char *path;
+};
+
+static int mmap_line_cmp(const void *a, const void *b)
 {
-	printf("%d 0x%llx 0x%llx 0x%llx %s\n", pid, (unsigned long long)addr,
-	       (unsigned long long)(addr + len), (unsigned long long)pgoff, path);
+	const struct mmap_line *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int print_mmaps(struct hwt_perf_reader *r, const char *file)
 {
 	struct hwt_perf_record rec;
-	int e;
+	struct mmap_line *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t time = 0; /* a record without a time keeps its predecessor's */
+	int e, rc = 0;
 	while ((e = hwt_perf_reader_next(r, &rec)) > 0) {
+		struct mmap_line l = {0};
 		char path[4096];
 		if (rec.type == PERF_RECORD_MMAP2 &&
 		    rec.size >= sizeof(struct hwt_perf_rec_mmap2)) {
 			struct hwt_perf_rec_mmap2 m;
 			memcpy(&m, rec.hdr, sizeof(m));
 			rec_str(&rec, sizeof(m), path, sizeof(path));
-			print_mmap((int32_t)m.pid, m.addr, m.len, m.pgoff, path);
+			l = (struct mmap_line){0, 0, (int32_t)m.pid, m.addr, m.len, m.pgoff, NULL};
 		} else if (rec.type == PERF_RECORD_MMAP &&
 			   rec.size >= sizeof(struct hwt_perf_rec_mmap)) {
 			struct hwt_perf_rec_mmap m;
 			memcpy(&m, rec.hdr, sizeof(m));
 			rec_str(&rec, sizeof(m), path, sizeof(path));
-			print_mmap((int32_t)m.pid, m.addr, m.len, m.pgoff, path);
+			l = (struct mmap_line){0, 0, (int32_t)m.pid, m.addr, m.len, m.pgoff, NULL};
+		} else {
+			continue;
 		}
+		if (rec.have_sid && rec.sid.time)
+			time = rec.sid.time;
+		l.time = time;
+		l.seq = n;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			struct mmap_line *nv = realloc(v, nc * sizeof(*v));
+			if (!nv) {
+				cli_err("info",
+					"%s: out of memory after %zu mappings; print fewer "
+					"(split the recording) or free memory",
+					file, n);
+				rc = 2;
+				break;
+			}
+			v = nv;
+			cap = nc;
+		}
+		l.path = strdup(path);
+		if (!l.path) {
+			cli_err("info", "%s: out of memory after %zu mappings", file, n);
+			rc = 2;
+			break;
+		}
+		v[n++] = l;
 	}
-	if (e < 0) {
+	if (n)
+		qsort(v, n, sizeof(*v), mmap_line_cmp);
+	for (size_t i = 0; i < n; i++) {
+		printf("%d 0x%llx 0x%llx 0x%llx %s\n", v[i].pid, (unsigned long long)v[i].addr,
+		       (unsigned long long)(v[i].addr + v[i].len), (unsigned long long)v[i].pgoff,
+		       v[i].path);
+		free(v[i].path);
+	}
+	free(v);
+	if (!rc && e < 0) {
 		cli_err("info", "%s: %s; the mappings above were read before it", file,
 			hwt_perf_reader_errmsg(r));
 		return 1;
 	}
-	return 0;
+	return rc;
 }
 
 static void scan_record(struct hwt_perf_reader *r, struct info *in,

@@ -243,7 +243,8 @@ int hwt_pt_pkt_next(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkt);
  * Returns the number decoded (>= 1), or, if the very first packet fails,
  * the error hwt_pt_pkt_next() would give; an error after k packets
  * returns k and is reported by the next call.  Within one batch each
- * packet starts where the previous one ended. */
+ * packet starts where the previous one ended.  pkts[r, n) past the r
+ * packets returned may be overwritten (scratch). */
 int hwt_pt_pkt_next_batch(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_packet *pkts, int n);
 /* Current position / last sync point, as logical stream offsets. */
 int hwt_pt_pkt_offset(const struct hwt_pt_pkt_decoder *dec, uint64_t *offset);

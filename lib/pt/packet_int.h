@@ -15,7 +15,7 @@ struct hwt_pt_pkt_decoder {
 	int synced;
 	int ctx; /* enum hwt_pt_pkt_ctx */
 	uint8_t skd007, skz84;
-	uint8_t simd; /* the 64-byte chunk scan (AVX-512 VBMI) is on */
+	uint8_t simd; /* the 64-byte chunk scan (AVX-512 VBMI, VBMI2) is on */
 	uint8_t scratch[2 * HWT_PT_PKT_MAX_SIZE];
 };
 
@@ -47,7 +47,7 @@ static inline int pkt_next_tnt8(struct hwt_pt_pkt_decoder *dec, struct hwt_pt_pa
 }
 
 /* Turn the batch loop's 64-byte chunk scan off (0) or back on (1, only
- * where the CPU has AVX-512 VBMI); returns whether it is on.  On by
+ * where the CPU has AVX-512 VBMI, VBMI2, BMI2); returns whether it is on.  On by
  * default where supported; tests turn it off to check the scalar loop. */
 int pkt_set_simd(struct hwt_pt_pkt_decoder *dec, int on);
 

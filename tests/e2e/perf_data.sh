@@ -13,6 +13,8 @@
 #                        perf also gives the right tid, CPU and times
 #   info_perf_dummy      hwt info on `perf record -e dummy -- /bin/true`:
 #                        its COMM, and --mmaps equals perf's MMAP2 list
+#   info_perf_migrate    the same list when the records are out of time
+#                        order in the file (the process moved between CPUs)
 #   info_hwt_pt          hwt info on the intel_pt file: mode, thread, bytes
 #   info_errors          missing / truncated / garbage file: exit 2 + message
 set -u
@@ -20,7 +22,7 @@ set -u
 HWT=$B/hwt
 
 if ! command -v perf >/dev/null; then
-	for t in sideband_mmap_task intel_pt_branches info_perf_dummy; do skip $t "no perf"; done
+	for t in sideband_mmap_task intel_pt_branches info_perf_dummy info_perf_migrate; do skip $t "no perf"; done
 	exit 0
 fi
 
@@ -133,6 +135,16 @@ pt_test() {
 pt_test intel_pt_branches pt "$T/pt.data"
 pt_test intel_pt_percpu_tsc ptcpu "$T/ptcpu.data"
 
+# perf script --show-mmap-events output FILE: its MMAP2 records as
+# hwt info --mmaps prints them, in perf's (time) order
+perf_mmaps() {
+	sed -nE 's/.*PERF_RECORD_MMAP2 ([0-9]+)\/[0-9]+: \[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ ([0-9a-fx]+) .*\]: [rwxps-]+ (.*)$/\1 \2 \3 \4 \5/p' "$1" |
+		while read -r pid start len pgoff path; do
+			[ "$pgoff" = 0 ] && pgoff=0x0
+			printf '%s 0x%x 0x%x %s %s\n' $pid $((start)) $((start + len)) $pgoff "$path"
+		done
+}
+
 # ---- (c) hwt info on perf's own recording ----
 if ! perf record -q -o "$T/dummy.data" -e dummy -- /bin/true >"$T/rec.out" 2>&1; then
 	skip info_perf_dummy "perf record cannot run here: $(head -2 "$T/rec.out" | tr '\n' '|')"
@@ -142,11 +154,7 @@ else
 	# Oracle: perf's own view of the COMM exec and the MMAP2 records.
 	perf script -i "$T/dummy.data" --show-mmap-events --show-task-events >"$T/pd.out" 2>/dev/null
 	comm=$(sed -nE 's/.*PERF_RECORD_COMM exec: ([^:]+):([0-9]+)\/([0-9]+).*/pid \2 tid \3  \1/p' "$T/pd.out" | head -1)
-	sed -nE 's/.*PERF_RECORD_MMAP2 ([0-9]+)\/[0-9]+: \[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ ([0-9a-fx]+) .*\]: [rwxps-]+ (.*)$/\1 \2 \3 \4 \5/p' "$T/pd.out" |
-		while read -r pid start len pgoff path; do
-			[ "$pgoff" = 0 ] && pgoff=0x0
-			printf '%s 0x%x 0x%x %s %s\n' $pid $((start)) $((start + len)) $pgoff "$path"
-		done >"$T/mm.exp"
+	perf_mmaps "$T/pd.out" >"$T/mm.exp"
 	"$HWT" info --mmaps "$T/dummy.data" 2>&1 | awk '$1 != -1' >"$T/mm.got"
 	if [ $rc -ne 0 ]; then
 		fail info_perf_dummy "hwt info exited $rc: $(head -3 "$T/info.err")"
@@ -156,6 +164,26 @@ else
 		fail info_perf_dummy "hwt info --mmaps differs from perf's MMAP2 list: $(head -20 "$T/diff" | tr '\n' '|')"
 	else
 		pass info_perf_dummy
+	fi
+fi
+
+# ---- (c2) the same when the records are out of time order in the file:
+# perf record runs on CPU 1, its child moves to CPU 0 before it execs,
+# so the exec's MMAP2 records (CPU 0's buffer) come first in the file ----
+if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+	skip info_perf_migrate "needs 2 CPUs and taskset"
+elif ! taskset -c 1 perf record -q -o "$T/mig.data" -e dummy -- taskset -c 0 /bin/true >"$T/mig.out" 2>&1; then
+	skip info_perf_migrate "perf record cannot run here: $(head -2 "$T/mig.out" | tr '\n' '|')"
+else
+	perf script -i "$T/mig.data" --show-mmap-events >"$T/pm.out" 2>/dev/null
+	perf_mmaps "$T/pm.out" >"$T/mig.exp"
+	"$HWT" info --mmaps "$T/mig.data" 2>&1 | awk '$1 != -1' >"$T/mig.got"
+	if ! grep -q /usr/bin/true "$T/mig.exp" || ! grep -q taskset "$T/mig.exp"; then
+		fail info_perf_migrate "perf script lists no MMAP2 of taskset and true: $(head -5 "$T/pm.out" | tr '\n' '|')"
+	elif ! diff -u "$T/mig.exp" "$T/mig.got" >"$T/diff"; then
+		fail info_perf_migrate "hwt info --mmaps is not in perf's (time) order: $(head -20 "$T/diff" | tr '\n' '|')"
+	else
+		pass info_perf_migrate
 	fi
 fi
 

@@ -365,6 +365,86 @@ static void t_long_streams(void)
 	}
 }
 
+/* Streams of small packets (PAD, TNT-8, one-byte CYC, MTC: the chunk
+ * scan writes whole chunks of them 64 bytes at a time), with now and then
+ * another packet (a chunk that the per-packet loop writes), and MTCs
+ * whose payload is 59 too (runs of 59 bytes: which are opcodes, which
+ * payloads), decoded whole
+ * in batches of many sizes (a chunk cut by the end of the caller's array:
+ * the last store is partial), into arrays with a canary just past the
+ * batch's end (ASan does not see the scan's masked stores), against the
+ * checked parser. */
+static void t_small_streams(void)
+{
+	static const uint8_t other[] = {0x0d, 0x11, 0x22, 0x02, 0x23, 0x07, 0x04, 0x59, 0x7c};
+	static const int sizes[] = {1, 2, 5, 13, 21, 22, 23, 31, 32, 33, 57, 63, 64, 65, 200, 4096};
+	static struct ev ref[8192];
+	uint64_t s = 4242;
+	failures = 0;
+	for (int iter = 0; iter < 60; iter++) {
+		size_t len = 200 + rnd(&s) % 5000, i = 0;
+		uint8_t *b = malloc(len);
+		while (i < len) {
+			uint64_t x = rnd(&s), r = x % 1000;
+			uint8_t p[9];
+			size_t n = 0;
+			if (iter % 3 && r == 999) { /* TIP, PSBEND, a 2-byte CYC, TNT, MTC */
+				n = sizeof(other);
+				memcpy(p, other, n);
+			} else if (r < 700)
+				p[n++] = (uint8_t)(4 + (x >> 12) % 252) & 0xfe;
+			else if (r < 850)
+				p[n++] = 0x59, p[n++] = (x >> 8) % 3 ? (uint8_t)(x >> 20) : 0x59;
+			else if (r < 950)
+				p[n++] = (uint8_t)((x >> 16) & 0xf8) | 3;
+			else
+				p[n++] = 0;
+			for (size_t k = 0; k < n && i < len; k++)
+				b[i++] = p[k];
+		}
+		size_t nr = walk_ref(b, len, ref, 8192);
+		for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+			int bs = sizes[z];
+			struct hwt_pt_buf buf = {b, b + len, NULL, NULL};
+			struct hwt_pt_pkt_decoder *dec = hwt_pt_pkt_alloc(&buf);
+			struct hwt_pt_packet *pk = malloc((size_t)(bs + 1) * sizeof(*pk)), canary;
+			memset(&canary, 0xa5, sizeof(canary));
+			size_t n = 0, bad = 0;
+			uint64_t off = 0;
+			int r = 0;
+			CHECK(dec && pk && hwt_pt_pkt_sync_set(dec, 0) == 0);
+			pkt_set_simd(dec, 1);
+			while (n < nr) {
+				/* (the checked path, near the end, writes only the
+				 * fields of a packet's type: the reference's others
+				 * are zero) */
+				memset(pk, 0, (size_t)bs * sizeof(*pk));
+				pk[bs] = canary;
+				r = hwt_pt_pkt_next_batch(dec, pk, bs);
+				if (r <= 0)
+					break;
+				if (memcmp(&pk[bs], &canary, sizeof(canary)))
+					bad++; /* a store past the batch */
+				for (int k = 0; k < r; k++, n++) {
+					if (n >= nr || ref[n].off != off ||
+					    ref[n].r != pk[k].size ||
+					    memcmp(&ref[n].p, &pk[k], sizeof(pk[k])))
+						bad++;
+					off += pk[k].size;
+				}
+			}
+			if ((bad || n + 1 != nr) && failures++ < 5)
+				CHECKF(0,
+				       "small stream %d, batch %d: %zu of %zu packets differ, %zu "
+				       "decoded",
+				       iter, bs, bad, nr, n);
+			free(pk);
+			hwt_pt_pkt_free(dec);
+		}
+		free(b);
+	}
+}
+
 /* PAD runs (decoded in bulk by the batch loop) of every length up to 70,
  * after a prefix, followed by other packets or the buffer end at every
  * distance; and longer runs (chunks of PADs in the chunk scan). */
@@ -461,6 +541,7 @@ int main(void)
 	RUN(t_random_mix);
 	RUN(t_pad_runs);
 	RUN(t_long_streams);
+	RUN(t_small_streams);
 	RUN(t_psb_every_offset);
 	return t_done();
 }
