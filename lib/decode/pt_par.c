@@ -37,6 +37,19 @@
  * (struct pt.seams_bad; they change nothing in the output, which
  * is what a sequential decode of the same regions gives as well).
  *
+ * Text (a consumer with hwt_decode_consumer.branches_text, e.g. hwt
+ * script --format tsv): a worker prints its branches into the job's text
+ * (pt_cap.tx) whenever its one piece fills and before each item, with
+ * its own formatter context, and the main thread hands the text to the
+ * consumer's text callback in job order (one large write a job, mostly),
+ * so the formatting, which costs about as much as the decode, is split
+ * across the threads like the decode.
+ *
+ * HWT_PAR_STATS in the environment: pt_par_free prints the threads' CPU
+ * time and what they did (jobs decoded live, into output, by workers;
+ * waits), for tuning: the speedup is bounded by (CPU time at -j1) / (the
+ * largest thread's CPU time at -jN).
+ *
  * The engine (threads, processes, images) is touched only by the main
  * thread, and never while jobs are queued: the engine calls the format's
  * quiesce before it applies sideband (MMAP, COMM, FORK, ...) or delivers
