@@ -123,6 +123,13 @@ static void p_branches_tsv(void *arg, struct hwt_dec_thread *t, const struct hwt
 	hwt_out_branches_tsv(&pr->o, t->tid, br, n);
 }
 
+/* Text the decoding threads printed (hwt_out_branches_tsv_text) */
+static void p_text(void *arg, const char *s, size_t n)
+{
+	struct printer *pr = arg;
+	hwt_outbuf_write(&pr->o, s, n);
+}
+
 static void p_branch(void *arg, struct hwt_dec_thread *t, uint64_t from, uint64_t to, int kind,
 		     const struct hwt_image *img, int have_time, uint64_t time_ns);
 
@@ -329,6 +336,10 @@ int hwt_script_perf(int argc, char **argv)
 			: pr.mode == M_BRANCHES && !pr.sl ? p_branches_text
 			: pr.mode != M_INSN		  ? p_branches
 							  : NULL,
+	    /* --format tsv -jN: the lines printed on the decoding threads */
+	    .branches_text = pr.mode == M_BRANCHES && pr.tsv ? hwt_out_branches_tsv_text : NULL,
+	    .text_max = HWT_OUT_TSV_LINE,
+	    .text = p_text,
 	};
 	/* not when the output goes to the same terminal */
 	struct progress *pg = progress_start("script", input, progress && !isatty(STDOUT_FILENO));

@@ -255,6 +255,29 @@ struct hwt_decode_consumer {
 	 * instruction or branch. */
 	void (*ranges)(void *arg, struct hwt_dec_thread *t, const struct hwt_dec_range *r, size_t n,
 		       const struct hwt_image *img);
+	/* Taken branches printed as text on the decoding threads (optional,
+	 * with branches, without insn and ranges; used when
+	 * hwt_decoder_config.jobs > 1): where a worker thread decodes a
+	 * segment, branches_text writes the text of its n >= 1 branches of
+	 * thread t to out (room for n * text_max bytes; it may write scratch
+	 * up to there) and returns the text's length, and text later gets
+	 * that text on the calling thread, in order with the other
+	 * callbacks, instead of a branches call with those branches: the
+	 * text must be what branches would print for them.  branches_text
+	 * runs on any decoding thread, at the same time as the others and as
+	 * the callbacks on the calling thread: it may read t->pid, t->tid,
+	 * img (not change them) and write only fctx, its thread's: the
+	 * result of text_ctx(arg) (called once per decoding thread on the
+	 * calling thread, given back to text_ctx_free), or NULL without
+	 * text_ctx.  NULL text_ctx returns: no parallel text (branches
+	 * calls). */
+	size_t (*branches_text)(void *fctx, const struct hwt_dec_thread *t,
+				const struct hwt_dec_branch *br, size_t n,
+				const struct hwt_image *img, char *out);
+	size_t text_max; /* bytes per branch at most, scratch included */
+	void (*text)(void *arg, const char *s, size_t n);
+	void *(*text_ctx)(void *arg);
+	void (*text_ctx_free)(void *arg, void *fctx);
 };
 
 /* ---------------- the recording decoder ---------------- */

@@ -36,6 +36,7 @@
  * ranges then), in arrays (PT_RB_CAP).  Per-CPU queues: pt_cpu.c;
  * regions decoded on several threads: pt_par.c.
  */
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,28 @@ static int psb_at(const uint8_t *p, const uint8_t *end)
 	return end - p < 18 || p[16] != 0x02 || p[17] != 0x82;
 }
 
+/* The end of a run of short TNTs (even bytes from 04) in [pos, cut):
+ * eight bytes a step (a byte ends the run where its bit 0 is set or its
+ * bits 2-7 are clear: both put in its bit 7), then byte by byte. */
+static size_t tnt_run_end(const uint8_t *data, size_t pos, size_t cut)
+{
+	const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull,
+		       m7 = 0x7f7f7f7f7f7f7f7full;
+	for (; cut - pos >= 8; pos += 8) {
+		uint64_t w;
+		memcpy(&w, data + pos, 8);
+		w = le64toh(w);
+		uint64_t x = w & 0xfcfcfcfcfcfcfcfcull;
+		uint64_t small = ~(((x & m7) + m7) | x) & hi; /* bits 2-7 clear */
+		uint64_t end = ((w & lo) << 7) | small;
+		if (end)
+			return pos + (size_t)__builtin_ctzll(end) / 8;
+	}
+	while (pos < cut && !(data[pos] & 1) && data[pos] >= 4)
+		pos++;
+	return pos;
+}
+
 size_t pt_stop_from(const uint8_t *data, size_t cut)
 {
 	const size_t w = sizeof(hwt_pt_psb_pat);
@@ -130,8 +153,7 @@ size_t pt_stop_from(const uint8_t *data, size_t cut)
 			/* a run of short TNTs (even bytes from 04: 00 is a PAD, 02
 			 * an extended opcode), most of a TNT-dense trace */
 			if (!(data[pos] & 1) && data[pos] >= 4) {
-				while (++pos < cut && !(data[pos] & 1) && data[pos] >= 4)
-					;
+				pos = tnt_run_end(data, pos + 1, cut);
 				last = pos;
 				continue;
 			}

@@ -101,6 +101,16 @@ struct pt_cap {
 	struct hwt_dec_range *rg;
 	size_t nrg, rgcap;
 	int nomem;
+	/* text (hwt_decode_consumer.branches_text): the branches printed
+	 * into tx whenever the one piece fills (and before each item, whose
+	 * nbr then counts the bytes of tx before it) */
+	int text;
+	char *tx;
+	size_t ntx, txcap;
+	const struct hwt_decode_consumer *c;
+	void *fctx;
+	const struct hwt_dec_thread *th;
+	const struct hwt_image *img;
 };
 
 struct pt {
@@ -169,6 +179,8 @@ struct pt {
 	/* a worker of the parallel decode: output goes here (pt_par.c) */
 	struct pt_cap *cap;
 	struct pt_par *par; /* the main decoder's workers (pt_par.c) */
+	void *fctx;	    /* a decoder state of pt_par.c: its
+			     * hwt_decode_consumer.text_ctx */
 	int par_state;	    /* a decoder state of pt_par.c: its regions come
 			     * resolved (th, img, rproc, ... set) */
 	int reached_stop;   /* the last region reached its stop ip */

@@ -37,6 +37,19 @@
  * (struct pt.seams_bad; they change nothing in the output, which
  * is what a sequential decode of the same regions gives as well).
  *
+ * Text (a consumer with hwt_decode_consumer.branches_text, e.g. hwt
+ * script --format tsv): a worker prints its branches into the job's text
+ * (pt_cap.tx) whenever its one piece fills and before each item, with
+ * its own formatter context, and the main thread hands the text to the
+ * consumer's text callback in job order (one large write a job, mostly),
+ * so the formatting, which costs about as much as the decode, is split
+ * across the threads like the decode.
+ *
+ * HWT_PAR_STATS in the environment: pt_par_free prints the threads' CPU
+ * time and what they did (jobs decoded live, into output, by workers;
+ * waits), for tuning: the speedup is bounded by (CPU time at -j1) / (the
+ * largest thread's CPU time at -jN).
+ *
  * The engine (threads, processes, images) is touched only by the main
  * thread, and never while jobs are queued: the engine calls the format's
  * quiesce before it applies sideband (MMAP, COMM, FORK, ...) or delivers
@@ -53,8 +66,10 @@
  * times the jobs, not with the trace.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "decode/pt_int.h"
 #include "hwt/error.h"
@@ -79,9 +94,25 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
 	return 0;
 }
 
+/* Text mode: the branches of c's piece printed at the end of its text;
+ * the piece empty again. */
+static void cap_text(struct pt_cap *c)
+{
+	struct pt_cbuf *b = c->tail;
+	if (!b || !b->n)
+		return;
+	if (grow((void **)&c->tx, &c->txcap, c->ntx + b->n * c->c->text_max, 1, 1u << 16))
+		c->nomem = 1;
+	else
+		c->ntx += c->c->branches_text(c->fctx, c->th, b->e, b->n, c->img, c->tx + c->ntx);
+	b->n = 0;
+}
+
 struct pt_item *pt_cap_item(struct pt *w, int what)
 {
 	struct pt_cap *c = w->cap;
+	if (c->text)
+		cap_text(c);
 	if (grow((void **)&c->it, &c->cap, c->n + 1, sizeof(*c->it), 256)) {
 		c->nomem = 1;
 		return NULL;
@@ -89,7 +120,7 @@ struct pt_item *pt_cap_item(struct pt *w, int what)
 	struct pt_item *it = &c->it[c->n++];
 	memset(it, 0, offsetof(struct pt_item, u));
 	it->what = (uint8_t)what;
-	it->nbr = w->rmode ? c->nrg : c->nbr;
+	it->nbr = c->text ? c->ntx : w->rmode ? c->nrg : c->nbr;
 	return it;
 }
 
@@ -156,6 +187,8 @@ static void pool_free(struct pt_pool *pl)
 
 size_t pt_cap_room(struct pt_cap *c, struct hwt_dec_branch **o)
 {
+	if (c->text && c->tail && c->tail->n == PT_CBUF_N)
+		cap_text(c);
 	if (!c->tail || c->tail->n == PT_CBUF_N) {
 		struct pt_cbuf *b = pool_get(c->pool);
 		if (!b) {
@@ -189,6 +222,17 @@ void pt_cap_event(struct pt *w, const struct hwt_pt_event *ev, int have_time, ui
 }
 
 /* ---------------- jobs and workers ---------------- */
+/* Where the threads' time goes (printed by pt_par_free when the
+ * environment has HWT_PAR_STATS; for tuning): jobs, their bytes and the
+ * CPU time of their decode by the main thread live (S_LIVE), by the main
+ * thread into their output (S_MCAP) and by the workers (S_WRK); the
+ * waits; the drains that found jobs; the threads' CPU time. */
+enum { S_LIVE, S_MCAP, S_WRK };
+struct par_stats {
+	int on;
+	size_t jobs[3], bytes[3], waits[2], drains;
+	double cpu[3], wcpu;
+};
 struct pt_job {
 	uint8_t *buf; /* the job's bytes (a copy) */
 	size_t n, bcap, ext;
@@ -223,10 +267,20 @@ struct pt_par {
 	int quit;
 	int main_waits; /* the main thread waits on cv_done */
 	struct pt_pool pool;
+	struct par_stats st;
 };
 
 /* Decode job j with decoder state w: into the job's output (cap), or,
  * live, straight to the consumer (w is the main thread's). */
+static double tcpu(const struct pt_par *p)
+{
+	if (!p->st.on)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static void run_job(struct pt *w, struct pt_job *j, int live)
 {
 	j->out.n = 0;
@@ -234,6 +288,10 @@ static void run_job(struct pt *w, struct pt_job *j, int live)
 	j->out.nbr = 0;
 	j->out.nrg = 0;
 	j->out.nomem = 0;
+	j->out.ntx = 0;
+	j->out.fctx = w->fctx;
+	j->out.th = j->th;
+	j->out.img = j->img;
 	w->cap = live ? NULL : &j->out;
 	w->q = j->q;
 	w->pq = j->q->fmt;
@@ -245,6 +303,11 @@ static void run_job(struct pt *w, struct pt_job *j, int live)
 	w->nomem = 0;
 	w->ext = j->ext;
 	pt_decode_region(w, j->q, j->buf, j->n, j->base, j->holding, j->stop_ip);
+	if (!live && j->out.text) { /* the rest printed, the piece back */
+		cap_text(&j->out);
+		pool_put(&j->out);
+	}
+
 	j->nomem = w->nomem || j->out.nomem;
 	j->reached = w->reached_stop;
 }
@@ -276,14 +339,23 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct pt_job *j = NULL;
-		while (!p->quit && !(j = pick(p)))
+		while (!p->quit && !(j = pick(p))) {
+			p->st.waits[1]++;
 			pthread_cond_wait(&p->cv_work, &p->mu);
-		if (p->quit)
+		}
+		if (p->quit) {
+			p->st.wcpu += tcpu(p);
 			break;
+		}
 		j->state = J_RUN;
+		p->st.jobs[S_WRK]++;
+		p->st.bytes[S_WRK] += j->n;
 		pthread_mutex_unlock(&p->mu);
+		double t0 = tcpu(p);
 		run_job(w, j, 0);
+		t0 = tcpu(p) - t0;
 		pthread_mutex_lock(&p->mu);
+		p->st.cpu[S_WRK] += t0;
 		j->state = J_DONE;
 		if (p->main_waits)
 			pthread_cond_signal(&p->cv_done);
@@ -318,6 +390,8 @@ static void worker_free(struct pt *w)
 {
 	if (!w)
 		return;
+	if (w->fctx && w->c->text_ctx_free)
+		w->c->text_ctx_free(w->c->arg, w->fctx);
 	free(w->pend);
 	free(w->pevs);
 	free(w->bb);
@@ -340,6 +414,7 @@ static void par_destroy(struct pt_par *p)
 			free(p->jobs[i].out.ev);
 			pool_put(&p->jobs[i].out);
 			free(p->jobs[i].out.rg);
+			free(p->jobs[i].out.tx);
 		}
 	pool_free(&p->pool);
 	free(p->w);
@@ -363,6 +438,7 @@ static struct pt_par *par_start(struct pt *e)
 	pthread_cond_init(&p->cv_done, NULL);
 	p->nw = e->jobs - 1;
 	p->win = WINDOW(e->jobs);
+	p->st.on = getenv("HWT_PAR_STATS") != NULL;
 	p->thr = calloc(p->nw, sizeof(*p->thr));
 	p->w = calloc(p->nw, sizeof(*p->w));
 	p->jobs = calloc(p->win, sizeof(*p->jobs));
@@ -371,8 +447,12 @@ static struct pt_par *par_start(struct pt *e)
 		par_destroy(p);
 		return NULL;
 	}
-	for (size_t i = 0; i < p->win; i++)
-		p->jobs[i].out.pool = &p->pool;
+	/* text: every decoding state has its formatter's context */
+	const struct hwt_decode_consumer *c = e->c;
+	int text =
+	    c->branches_text && c->text && c->text_max && c->branches && !c->insn && !c->ranges;
+	if (text && c->text_ctx && !(p->mw->fctx = c->text_ctx(c->arg)))
+		text = 0;
 	for (unsigned i = 0; i < p->nw; i++) {
 		struct wstart *ws = malloc(sizeof(*ws));
 		p->w[i] = worker_state(e);
@@ -380,6 +460,8 @@ static struct pt_par *par_start(struct pt *e)
 			free(ws);
 			break;
 		}
+		if (text && c->text_ctx && !(p->w[i]->fctx = c->text_ctx(c->arg)))
+			text = 0;
 		ws->p = p;
 		ws->w = p->w[i];
 		if (pthread_create(&p->thr[i], NULL, worker, ws)) {
@@ -387,6 +469,11 @@ static struct pt_par *par_start(struct pt *e)
 			break;
 		}
 		p->nthr++;
+	}
+	for (size_t i = 0; i < p->win; i++) {
+		p->jobs[i].out.pool = &p->pool;
+		p->jobs[i].out.text = text;
+		p->jobs[i].out.c = c;
 	}
 	if (p->nthr)
 		return p;
@@ -405,6 +492,16 @@ void pt_par_free(struct pt *e)
 	pthread_mutex_unlock(&p->mu);
 	for (size_t i = 0; i < p->nthr; i++)
 		pthread_join(p->thr[i], NULL);
+	if (p->st.on) {
+		const struct par_stats *t = &p->st;
+		fprintf(stderr,
+			"hwt: parallel decode: main thread %.3f s CPU, live %zu jobs %zu bytes "
+			"%.3f s, into output %zu jobs %zu bytes %.3f s; %zu workers %.3f s CPU, "
+			"%zu jobs %zu bytes %.3f s; waits: main %zu, workers %zu; drains %zu\n",
+			tcpu(p), t->jobs[S_LIVE], t->bytes[S_LIVE], t->cpu[S_LIVE], t->jobs[S_MCAP],
+			t->bytes[S_MCAP], t->cpu[S_MCAP], p->nthr, t->wcpu, t->jobs[S_WRK],
+			t->bytes[S_WRK], t->cpu[S_WRK], t->waits[0], t->waits[1], t->drains);
+	}
 	par_destroy(p);
 	e->par = NULL;
 }
@@ -452,6 +549,15 @@ static void give_ranges(struct pt *e, const struct hwt_dec_range *r, size_t n)
 			     e->img);
 }
 
+/* Text of a job (text mode) to the consumer. */
+static void give_text(struct pt *e, const char *s, size_t n)
+{
+	if (!n)
+		return;
+	pt_out_flush(e);
+	e->c->text(e->c->arg, s, n);
+}
+
 /* A finished job's output to the consumer, in order; its pieces back to
  * the pool. */
 static void deliver(struct pt *e, struct pt_job *j)
@@ -466,7 +572,9 @@ static void deliver(struct pt *e, struct pt_job *j)
 	size_t b = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct pt_item *it = &c->it[i];
-		if (e->rmode)
+		if (c->text)
+			give_text(e, c->tx + b, it->nbr - b);
+		else if (e->rmode)
 			give_ranges(e, c->rg + b, it->nbr - b);
 		else
 			give_branches(e, &cu, it->nbr - b);
@@ -483,7 +591,9 @@ static void deliver(struct pt *e, struct pt_job *j)
 			break;
 		}
 	}
-	if (e->rmode)
+	if (c->text)
+		give_text(e, c->tx + b, c->ntx - b);
+	else if (e->rmode)
 		give_ranges(e, c->rg + b, c->nrg - b);
 	else
 		give_branches(e, &cu, c->nbr - b);
@@ -508,13 +618,18 @@ static void next_job(struct pt *e)
 		struct pt_job *n = pick(p);
 		if (n) {
 			n->state = J_RUN;
+			p->st.jobs[S_MCAP]++;
+			p->st.bytes[S_MCAP] += n->n;
 			pthread_mutex_unlock(&p->mu);
+			double t0 = tcpu(p);
 			run_job(p->mw, n, 0);
+			p->st.cpu[S_MCAP] += tcpu(p) - t0;
 			pthread_mutex_lock(&p->mu);
 			n->state = J_DONE;
 			continue;
 		}
 		p->main_waits = 1;
+		p->st.waits[0]++;
 		pthread_cond_wait(&p->cv_done, &p->mu);
 		p->main_waits = 0;
 	}
@@ -522,7 +637,11 @@ static void next_job(struct pt *e)
 	j->state = J_RUN;
 	pthread_mutex_unlock(&p->mu);
 	if (live) {
+		p->st.jobs[S_LIVE]++;
+		p->st.bytes[S_LIVE] += j->n;
+		double t0 = tcpu(p);
 		run_job(p->mw, j, 1);
+		p->st.cpu[S_LIVE] += tcpu(p) - t0;
 		p->mw->cap = NULL;
 	} else {
 		deliver(e, j);
@@ -540,6 +659,8 @@ static void next_job(struct pt *e)
 void pt_par_drain(struct pt *e)
 {
 	struct pt_par *p = e->par;
+	if (p && p->done < p->submitted)
+		p->st.drains++;
 	while (p && p->done < p->submitted)
 		next_job(e);
 }

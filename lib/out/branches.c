@@ -29,11 +29,11 @@ int hwt_outbuf_init(struct hwt_outbuf *o, int fd, size_t cap)
 	return o->buf ? 0 : HWT_ERR_NOMEM;
 }
 
-int hwt_outbuf_flush(struct hwt_outbuf *o)
+static void write_all(struct hwt_outbuf *o, const char *p, size_t len)
 {
 	size_t done = 0;
-	while (!o->err && done < o->len) {
-		ssize_t n = write(o->fd, o->buf + done, o->len - done);
+	while (!o->err && done < len) {
+		ssize_t n = write(o->fd, p + done, len - done);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -42,8 +42,26 @@ int hwt_outbuf_flush(struct hwt_outbuf *o)
 		}
 		done += (size_t)n;
 	}
+}
+
+int hwt_outbuf_flush(struct hwt_outbuf *o)
+{
+	write_all(o, o->buf, o->len);
 	o->len = 0;
 	return o->err ? HWT_ERR_IO : 0;
+}
+
+void hwt_outbuf_write(struct hwt_outbuf *o, const char *s, size_t n)
+{
+	if (n > o->cap - o->len) {
+		hwt_outbuf_flush(o);
+		if (n >= o->cap / 2) { /* (no copy) */
+			write_all(o, s, n);
+			return;
+		}
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
 }
 
 int hwt_outbuf_fini(struct hwt_outbuf *o)
@@ -183,7 +201,7 @@ static const char tsv_tkinds[256][8] = {
 
 /* The most a tsv line takes in the buffer: prefix 16, 2 * (18 + tab),
  * kind 8. */
-#define TSV_LINE 64
+#define TSV_LINE HWT_OUT_TSV_LINE
 
 /* "from\tto\tkind\n" at q (after the prefix); returns the end. */
 static inline char *put_tsv(char *q, uint64_t from, uint64_t to, unsigned kind)
@@ -388,6 +406,15 @@ size_t hwt_fmt_branches_tsv(char *out, uint32_t tid, const struct hwt_dec_branch
 	size_t pl = hwt_fmt_dec(pfx, tid);
 	memcpy(pfx + pl, "\t0x", 3);
 	return (size_t)(tsv_lines(out, pfx, pl + 3, br, n, simd) - out);
+}
+
+size_t hwt_out_branches_tsv_text(void *fctx, const struct hwt_dec_thread *t,
+				 const struct hwt_dec_branch *br, size_t n,
+				 const struct hwt_image *img, char *out)
+{
+	(void)fctx;
+	(void)img;
+	return hwt_fmt_branches_tsv(out, t->tid, br, n, hwt_out_simd_supported());
 }
 
 void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,

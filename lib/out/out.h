@@ -199,6 +199,9 @@ int hwt_out_simd_supported(void);
 /* Flush and free the buffer (the fd stays open).  Returns o->err. */
 int hwt_outbuf_fini(struct hwt_outbuf *o);
 int hwt_outbuf_flush(struct hwt_outbuf *o);
+/* n bytes of text at s, after what is buffered (large ones written
+ * straight from s). */
+void hwt_outbuf_write(struct hwt_outbuf *o, const char *s, size_t n);
 
 /* Room for n more bytes (n <= 4096): returns where to write them. */
 static inline char *hwt_outbuf_room(struct hwt_outbuf *o, size_t n)
@@ -254,6 +257,12 @@ void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_d
  * Returns the bytes written. */
 size_t hwt_fmt_branches_tsv(char *out, uint32_t tid, const struct hwt_dec_branch *br, size_t n,
 			    int simd);
+/* The same lines into out, as hwt_decode_consumer.branches_text (any
+ * thread; no context): at most HWT_OUT_TSV_LINE bytes a branch. */
+#define HWT_OUT_TSV_LINE 64
+size_t hwt_out_branches_tsv_text(void *fctx, const struct hwt_dec_thread *t,
+				 const struct hwt_dec_branch *br, size_t n,
+				 const struct hwt_image *img, char *out);
 
 struct hwt_out_loc {
 	uint64_t ip;
