@@ -7,7 +7,8 @@
 #   a user-only BTS trace does not see signal delivery);
 #   hwt dump must list as many branch records per thread as the truth;
 #   hwt script --branches --format tsv must equal the truth too (when this
-#   build's hwt script decodes intel_bts);
+#   build's hwt script decodes intel_bts), and the same at -j4 and with
+#   --no-batch as at -j1 (jobs_same, also for --calls and text);
 #   the program's stdout and exit status equal those of an untraced run.
 # Programs: single- and multi-threaded (zstd -T2), fork + signal (bash),
 # many shared libraries (gawk -M with libmpfr/libgmp, perl); small inputs
@@ -107,6 +108,7 @@ check() {
 		else
 			fail "${name}_script" "hwt script's branches differ from the truth ($(wc -l <"$d/h") vs $(wc -l <"$d/t")): $(diff "$d/h" "$d/t" | head -3 | tr '\n' ' ') $(head -c 200 "$d/hs.err")"
 		fi
+		jobs_same "${name}_jobs" "$d/perf.data"
 	fi
 	rm -rf "$d"
 }

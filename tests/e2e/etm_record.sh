@@ -14,6 +14,8 @@
 # branches into mapped code must equal perf's list.  Branch kinds: each
 # tsv kind agrees with the instruction Capstone disassembles at its
 # source (--insn --disasm; OpenCSD classifies, Capstone is independent).
+# hwt script's output (tsv, --calls) is the same at -j4 as at -j1 (frames
+# only; jobs_same in lib.bash).
 # Each program in CoreSight frames (default) and raw (ETE/TRBE style,
 # AUX records flagged 0x100).  A signal handler returns through qemu's
 # signal trampoline, a page no file backs (a real kernel's vDSO): perf
@@ -132,6 +134,8 @@ check() {
 		pass "${name}_script ($(wc -l <"$d/h") branches = truth, $(wc -l <"$d/hm") = perf)"
 	fi
 	[ -n "${KINDS:-}" ] && kinds_check "${name}_kinds" "$d"
+	# (frames only, tsv and --calls at -j4: ETM decodes slowly)
+	[ "$MODE" = frames ] && jobs_same "${name}_jobs" "$d/perf.data" "--branches --format tsv|--calls" "-j4"
 	rm -rf "$d"
 }
 
