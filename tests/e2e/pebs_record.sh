@@ -67,6 +67,7 @@ check() {
 	else
 		fail "${name}_script" "hwt script's samples differ from the truth ($(wc -l <"$d/h") vs $(wc -l <"$d/t")): $(diff "$d/h" "$d/t" | head -3 | tr '\n' ' ') $(head -c 200 "$d/hs.err")"
 	fi
+	jobs_same "${name}_jobs" "$d/perf.data" "--format tsv" "-j4"
 	if [ "${MIN_THREADS:-1}" -gt "$threads" ]; then
 		fail "${name}_threads" "$threads thread(s) sampled, expected ${MIN_THREADS}"
 	fi

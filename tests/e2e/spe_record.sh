@@ -13,7 +13,7 @@
 #     tests/e2e/spe_samples.c): per thread pc, operation, address, total /
 #     issue / translation latency and all event bits, no gap;
 #   - hwt script --format tsv: per thread pc, address, latency, data source
-#     (perf's encoding of the events) and operation;
+#     (perf's encoding of the events) and operation, the same at -j4;
 # the program's stdout and exit status equal those of an untraced run.
 # Also: the terms (filters, min_latency, jitter, ts_enable=0), hwt dump,
 # and the cache model on programs with known behaviour (memwalk: a random
@@ -93,6 +93,7 @@ check() {
 		return
 	fi
 	pass "$name (${pm#ok }; perf script, hwt's decoder and hwt script equal the truth)"
+	jobs_same "${name}_jobs" "$d/perf.data" "--format tsv" "-j4"
 	[ "${KEEP:-}" ] || rm -rf "$d/ps" "$d/hs" "$d/st" "$d/perf.data"
 }
 
