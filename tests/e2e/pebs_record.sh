@@ -4,7 +4,7 @@
 # checked against Linux perf (the oracle) and the unit's truth:
 #   perf script -F tid,ip,addr,weight,data_src gives exactly the truth's
 #   samples per thread (ip, data address, latency, data source);
-#   hwt script --format tsv gives them too;
+#   hwt script --format tsv gives them too, the same at -j4;
 #   the program's stdout and exit status equal those of an untraced run;
 #   perf mem report reads the recording.
 # Programs: ls, sort, sed, gzip, zstd -T2 (threads), bash (fork), perl,
