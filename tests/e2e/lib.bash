@@ -93,9 +93,15 @@ same_run() {
 # (default "-j4|-j1 --no-batch") as at -j1, for each of OPTS (default
 # "--branches --format tsv|--branches|--calls"; both lists split at "|").
 # decode_jobs.sh does this in depth for Intel PT; this is the check for
-# the other formats' recordings.
+# the other formats' recordings.  Plain builds only: their -jN decodes on
+# the calling thread, and under the sanitizers the runs cost a minute
+# (decode_jobs.sh runs the parallel decoder under them).
 jobs_same() {
 	local name=$1 f=$2 o v ref got
+	if [ "${HWT_SAN:-0}" = 1 ]; then
+		skip "$name" "plain build only (the sanitizer build runs the parallel decoder in decode_jobs)"
+		return
+	fi
 	local IFS='|'
 	local -a opts vars
 	read -r -a opts <<<"${3:---branches --format tsv|--branches|--calls}"
