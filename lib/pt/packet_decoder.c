@@ -405,6 +405,8 @@ static const uint64_t pad8[24]
 
 /* A table's i-th 64 bytes (the loops take them straight from memory). */
 #define TB(tab, i) _mm512_load_si512((const void *)((tab) + 64 * (i)))
+/* tab[v] for a 256-byte table in memory */
+#define LUT(tab, v) lut256(TB(tab, 0), TB(tab, 1), TB(tab, 2), TB(tab, 3), v)
 
 /* The per-call state: the length table (with SKD007 or not) and the
  * masks of the bytes each of three stores of small packets fills. */
@@ -475,22 +477,10 @@ SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint
 	uint64_t re = m & ~se, ro = m & ~so; /* the runs, by their first bit */
 	uint64_t pay = ((re | (se & ~m)) & ~even) | ((ro | (so & ~m)) & even);
 	uint64_t st = from & ~pay;
-	__mmask64 bhi = _mm512_movepi8_mask(vb);
-	__m512i av =
-	    _mm512_mask_blend_epi8(bhi, _mm512_permutex2var_epi8(TB(sm_aor, 0), vb, TB(sm_aor, 1)),
-				   _mm512_permutex2var_epi8(TB(sm_aor, 2), vb, TB(sm_aor, 3)));
+	__m512i av = LUT(sm_aor, vb);
 	if (!(st & ~_mm512_movepi8_mask(av))) {
 		__m512i cp = _mm512_maskz_compress_epi8(st, vb);
-		__mmask64 hi = _mm512_movepi8_mask(cp);
-		__m512i ty = _mm512_mask_blend_epi8(
-		    hi, _mm512_permutex2var_epi8(TB(sm_type, 0), cp, TB(sm_type, 1)),
-		    _mm512_permutex2var_epi8(TB(sm_type, 2), cp, TB(sm_type, 3)));
-		__m512i sz = _mm512_mask_blend_epi8(
-		    hi, _mm512_permutex2var_epi8(TB(sm_size, 0), cp, TB(sm_size, 1)),
-		    _mm512_permutex2var_epi8(TB(sm_size, 2), cp, TB(sm_size, 3)));
-		__m512i b = _mm512_mask_blend_epi8(
-		    hi, _mm512_permutex2var_epi8(TB(sm_bor, 0), cp, TB(sm_bor, 1)),
-		    _mm512_permutex2var_epi8(TB(sm_bor, 2), cp, TB(sm_bor, 3)));
+		__m512i ty = LUT(sm_type, cp), sz = LUT(sm_size, cp), b = LUT(sm_bor, cp);
 		__m512i a =
 		    _mm512_maskz_compress_epi8(st, _mm512_and_si512(av, _mm512_set1_epi8(0x7f)));
 		a = _mm512_mask_mov_epi8(a, _mm512_cmpeq_epi8_mask(cp, _mm512_set1_epi8(0x59)),
@@ -506,18 +496,15 @@ SIMD_TARGET static inline unsigned simd_chunk(const uint8_t *c, unsigned s, uint
 	*small = 0;
 	__mmask64 m02 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8(2));
 	__mmask64 m99 = _mm512_cmpeq_epi8_mask(vb, _mm512_set1_epi8((char)0x99));
-	__m512i len = lut256(TB(t->lm, 0), TB(t->lm, 1), TB(t->lm, 2), TB(t->lm, 3), vb);
-	len = _mm512_mask_mov_epi8(
-	    len, m02, lut256(TB(len_ext, 0), TB(len_ext, 1), TB(len_ext, 2), TB(len_ext, 3), vy));
+	__m512i len = LUT(t->lm, vb);
+	len = _mm512_mask_mov_epi8(len, m02, LUT(len_ext, vy));
 	__mmask64 slow = _mm512_movepi8_mask(len);
 	/* MODE: leaves other than exec and tsx; CYC: a third byte */
 	slow |= m99 & _mm512_cmpgt_epu8_mask(vy, _mm512_set1_epi8(0x3f));
 	slow |=
 	    _mm512_cmpeq_epi8_mask(_mm512_and_si512(vb, _mm512_set1_epi8(7)), _mm512_set1_epi8(7)) &
 	    _mm512_test_epi8_mask(vy, one);
-	__m512i code = _mm512_mask_mov_epi8(
-	    vb, m02,
-	    lut256(TB(code_ext, 0), TB(code_ext, 1), TB(code_ext, 2), TB(code_ext, 3), vy));
+	__m512i code = _mm512_mask_mov_epi8(vb, m02, LUT(code_ext, vy));
 	code = _mm512_mask_permutexvar_epi8(code, m99, vy, TB(code_mode, 0));
 	__m512i xoff = _mm512_add_epi8(iota, one);
 	xoff = _mm512_mask_add_epi8(xoff, m02 | m99, xoff, one);
