@@ -41,12 +41,6 @@ export HWT_SYSROOT=$ROOT LC_ALL=C
 head -c 100000 /dev/zero | tr '\0' 'a' | fold -w 60 >"$T/data.txt"
 seq 1 3000 | sed 's/1/x/g' >"$T/lines.txt"
 
-# perf's branches (tid<TAB>from<TAB>to), trace begin entries removed, trace
-# ends kept as tid<TAB>from<TAB>0x0 (for etm_perf_cmp in lib.bash)
-perf_branches() {
-	awk '$3 == "=>" && $2 != "0" { print $1 "\t0x" $2 "\t0x" $4 }' "$1"
-}
-
 # the branches of FILE (tid<TAB>from<TAB>to) whose target lies in a file
 # mapping of DIR/perf.data: mapped DIR FILE (count of the others: DIR/unmapped)
 mapped() {
@@ -110,7 +104,7 @@ check() {
 		fail "$name" "perf: $(grep -i -m1 "error\|Couldn't find" "$d/ps" "$d/ps.err")"
 		return
 	fi
-	perf_branches "$d/ps" | sort -s -k1,1n >"$d/p"
+	etm_perf_branches "$d/ps" | sort -s -k1,1n >"$d/p"
 	mapped_truth "$d" | sort -s -k1,1n >"$d/t"
 	local threads
 	threads=$(cut -f1 "$d/t" | sort -u | wc -l)

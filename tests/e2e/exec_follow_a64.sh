@@ -64,12 +64,6 @@ exit 4
 EOF
 chmod +x "$W/five.sh"
 
-# branches of perf's output (tid<TAB>from<TAB>to), trace begins left out,
-# trace ends kept as tid<TAB>from<TAB>0x0 (for etm_perf_cmp in lib.bash)
-perf_branches() {
-	awk '$3 == "=>" && $2 != "0" { print $1 "\t0x" $2 "\t0x" $4 }' "$1"
-}
-
 # the lines of FILE whose target lies in a file mapping of DIR/perf.data
 mapped() {
 	awk -F'\t' 'NR == FNR { lo[NR] = strtonum($1); hi[NR] = lo[NR] + strtonum($2); n = NR; next }
@@ -133,7 +127,7 @@ check() {
 	fi
 	perf script -i "$d/perf.data" --show-mmap-events --no-itrace 2>/dev/null |
 		sed -n 's|.*PERF_RECORD_MMAP2 [0-9]*/\([0-9]*\): \[\(0x[0-9a-f]*\)(\(0x[0-9a-f]*\)).* \(/[^ ]*\)$|\1\t\2\t\3\t\4|p' >"$d/maps"
-	perf_branches "$d/ps" | sort -s -k1,1n >"$d/p"
+	etm_perf_branches "$d/ps" | sort -s -k1,1n >"$d/p"
 	mapped "$d" "$d/t" >"$d/tm"
 	from_exec "$d" "$d/p" >"$d/pe"
 	from_exec "$d" "$d/tm" >"$d/te"

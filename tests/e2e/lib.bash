@@ -122,20 +122,26 @@ jobs_same() {
 	pass "$name"
 }
 
-# etm_perf_cmp PERF OTHER: compare perf's cs_etm branch list PERF with
-# OTHER (the truth, or hwt's list), both tid<TAB>from<TAB>to sorted stably
-# by tid; PERF keeps perf's trace ends (tid<TAB>from<TAB>0x0) but not its
-# trace begins.  perf 6.1 now and then loses the instruction range after
+# etm_perf_branches PS: perf script --itrace=b -F tid,ip,addr output PS as
+# tid<TAB>from<TAB>to lines, trace begins (0 => Y) left out, trace ends
+# kept as tid<TAB>from<TAB>0x0 (for etm_perf_cmp)
+etm_perf_branches() {
+	awk '$3 == "=>" && $2 != "0" { print $1 "\t0x" $2 "\t0x" $4 }' "$1"
+}
+
+# etm_perf_cmp PERF OTHER: compare perf's cs_etm branch list PERF
+# (etm_perf_branches) with OTHER (the truth, or hwt's list), both sorted
+# stably by tid.  perf 6.1 now and then loses the instruction range after
 # the last taken branch of an AUXTRACE buffer and prints that branch as a
 # trace end, 'X => 0', where OTHER has 'X => Y' (seen in about 1 of 40
 # perl runs of etm_record, at an emulated buffer's end whose last packet
-# held two atoms, E then N; hwt's list equals the truth there).  A probable
-# cause, not confirmed: perf stops feeding OpenCSD when its 1024-entry
-# packet queue fills, and when that happens on a buffer's last packet the
-# elements OpenCSD still holds are dropped by the decoder reset for the
-# next buffer.  That pairing alone is forgiven.  Prints how many were forgiven;
-# status 1, and the first difference on stdout, when the lists differ
-# otherwise.
+# held two atoms, E then N; hwt's list equals the truth there).  A
+# probable cause, not confirmed: perf stops feeding OpenCSD when its
+# 1024-entry packet queue fills, and when that happens on a buffer's last
+# packet the elements OpenCSD still holds are dropped by the decoder reset
+# for the next buffer.  That pairing alone is forgiven.  Prints how many
+# were forgiven; status 1, and the first difference on stdout, when the
+# lists differ otherwise.
 etm_perf_cmp() {
 	awk -F'\t' 'NR == FNR { p[++n] = $0; next }
 		{ while (i < n && p[i + 1] ~ /\t0x0$/) {
