@@ -23,10 +23,10 @@
 #   dec -jN the recording decoder with a consumer that counts branches
 #           (bench/bench_hwt_dec.c) on 1 and N threads, wall time, best of 3
 #   ceiling N copies of the recording decoder at -j1 at once, the longest
-#           one's wall time (best of 3): N * (dec -j1) / that is the speedup that perfectly
-#           independent work reaches on this machine now (on a VM whose
-#           CPUs share a physical core or memory bandwidth with each other
-#           or with other guests, well below N)
+#           one's wall time (best of 3): N * (dec -j1) / that is the
+#           speedup that perfectly independent work reaches on this machine
+#           now (on a VM whose CPUs share a physical core or memory
+#           bandwidth with each other or with other guests, well below N)
 #   script -jN  the same command on N threads (N: the online CPUs), wall
 #           time; both also give their peak RSS (/usr/bin/time), and so
 #           do runs on a recording of twice the input and on the small one

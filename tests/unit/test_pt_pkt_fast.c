@@ -369,11 +369,10 @@ static void t_long_streams(void)
  * scan writes whole chunks of them 64 bytes at a time), with now and then
  * another packet (a chunk that the per-packet loop writes), and MTCs
  * whose payload is 59 too (runs of 59 bytes: which are opcodes, which
- * payloads), decoded whole
- * in batches of many sizes (a chunk cut by the end of the caller's array:
- * the last store is partial), into arrays with a canary just past the
- * batch's end (ASan does not see the scan's masked stores), against the
- * checked parser. */
+ * payloads), decoded whole in batches of many sizes (a chunk cut by the
+ * end of the caller's array: the last store is partial), into arrays with
+ * a canary just past the batch's end (ASan does not see the scan's masked
+ * stores), against the checked parser. */
 static void t_small_streams(void)
 {
 	static const uint8_t other[] = {0x0d, 0x11, 0x22, 0x02, 0x23, 0x07, 0x04, 0x59, 0x7c};
