@@ -123,6 +123,14 @@ static void p_branches_tsv(void *arg, struct hwt_dec_thread *t, const struct hwt
 	hwt_out_branches_tsv(&pr->o, t->tid, br, n);
 }
 
+/* The tsv loop for hwt_out_branches_tsv_text on every decoding thread:
+ * the one the output buffer chose (read only) */
+static void *p_text_ctx(void *arg)
+{
+	struct printer *pr = arg;
+	return &pr->o.simd;
+}
+
 /* Text the decoding threads printed (hwt_out_branches_tsv_text) */
 static void p_text(void *arg, const char *s, size_t n)
 {
@@ -340,6 +348,7 @@ int hwt_script_perf(int argc, char **argv)
 	    .branches_text = pr.mode == M_BRANCHES && pr.tsv ? hwt_out_branches_tsv_text : NULL,
 	    .text_max = HWT_OUT_TSV_LINE,
 	    .text = p_text,
+	    .text_ctx = p_text_ctx,
 	};
 	/* not when the output goes to the same terminal */
 	struct progress *pg = progress_start("script", input, progress && !isatty(STDOUT_FILENO));

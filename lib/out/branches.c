@@ -412,9 +412,9 @@ size_t hwt_out_branches_tsv_text(void *fctx, const struct hwt_dec_thread *t,
 				 const struct hwt_dec_branch *br, size_t n,
 				 const struct hwt_image *img, char *out)
 {
-	(void)fctx;
 	(void)img;
-	return hwt_fmt_branches_tsv(out, t->tid, br, n, hwt_out_simd_supported());
+	return hwt_fmt_branches_tsv(out, t->tid, br, n,
+				    fctx ? *(const uint8_t *)fctx : hwt_out_simd_supported());
 }
 
 void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_dec_branch *br,

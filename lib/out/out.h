@@ -258,7 +258,9 @@ void hwt_out_branches_tsv(struct hwt_outbuf *o, uint32_t tid, const struct hwt_d
 size_t hwt_fmt_branches_tsv(char *out, uint32_t tid, const struct hwt_dec_branch *br, size_t n,
 			    int simd);
 /* The same lines into out, as hwt_decode_consumer.branches_text (any
- * thread; no context): at most HWT_OUT_TSV_LINE bytes a branch. */
+ * thread): at most HWT_OUT_TSV_LINE bytes a branch.  fctx: the loop to
+ * run (a uint8_t, enum hwt_out_simd: an outbuf's simd, read only), or
+ * NULL to detect it at each call. */
 #define HWT_OUT_TSV_LINE 64
 size_t hwt_out_branches_tsv_text(void *fctx, const struct hwt_dec_thread *t,
 				 const struct hwt_dec_branch *br, size_t n,
